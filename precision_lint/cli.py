@@ -1,0 +1,259 @@
+"""Command line, shaped like Ruff's: `precision-lint check [PATHS]`, `precision-lint
+--fix [PATHS]` as its shorthand, `precision-lint rule CODE`.
+
+Exit codes: 0 clean (or everything fixed), 1 findings remain, 2 usage, config or
+internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from . import __version__
+from .cache import ResultCache, content_hash
+from .config import ConfigError, Settings, find_config, load_settings
+from .diagnostics import Diagnostic
+from .discovery import discover
+from .engine import check_source
+from .fixer import fix_source
+from .registry import all_rules, rule_by_code_or_name
+from .reporters.json_format import write_json
+from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
+from .runner import FileReport, Job, run_jobs, unified_diff
+from .selection import UnknownSelector, validate
+
+SUBCOMMANDS = ("check", "rule", "verify")
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _selectors(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="precision-lint",
+        description="Find and fix numerical-precision hazards in PyTorch code.",
+    )
+    parser.add_argument("--version", action="version", version=f"precision-lint {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = commands.add_parser("check", help="check files (the default command)")
+    check.add_argument("paths", nargs="*", help="files or folders to check (default: .); - reads stdin")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes")
+    check.add_argument("--no-fix", dest="fix", action="store_false")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix, also apply unsafe fixes")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
+    check.add_argument("--show-fixes", action="store_true", help="list what was fixed")
+    check.add_argument("--select", action="append", help="rule codes or prefixes to enable (replaces the config's)")
+    check.add_argument("--extend-select", action="append", help="rule codes or prefixes to enable in addition")
+    check.add_argument("--ignore", action="append", help="rule codes or prefixes to disable")
+    check.add_argument("--unfixable", action="append", help="rule codes or prefixes never to fix")
+    check.add_argument("--extend-exclude", action="append", help="more file patterns to exclude")
+    check.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line too")
+    check.add_argument("--output-format", choices=("full", "concise", "json"), default="full")
+    check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when anything was fixed")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    check.add_argument("--cache-dir", type=Path, help="where to keep the cache (default: .precision-lint-cache)")
+    check.add_argument("--stdin-filename", help="the path stdin stands for (config, per-file-ignores, output)")
+    check.add_argument("--config", type=Path, help="pyproject.toml to read instead of the nearest one")
+    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+
+    rule = commands.add_parser("rule", help="print a rule's documentation")
+    rule.add_argument("code", nargs="?", help="a rule code (PH001) or name")
+    rule.add_argument("--all", action="store_true", help="every rule")
+    rule.add_argument("--output-format", choices=("text", "json"), default="text")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "check")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "rule":
+            return _rule_command(args, sys.stdout)
+        return _check_command(args)
+    except (ConfigError, UnknownSelector) as error:
+        print(f"precision-lint: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+# -- rule ------------------------------------------------------------------------
+def _rule_command(args: argparse.Namespace, out: TextIO) -> int:
+    if args.all:
+        rules = list(all_rules())
+    elif args.code:
+        rule = rule_by_code_or_name(args.code)
+        if rule is None:
+            print(f"precision-lint: error: unknown rule `{args.code}`", file=sys.stderr)
+            return EXIT_ERROR
+        rules = [rule]
+    else:
+        print("precision-lint: error: give a rule code or --all", file=sys.stderr)
+        return EXIT_ERROR
+    if args.output_format == "json":
+        payload = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "fix": r.fix_availability.value,
+                "explanation": r.documentation(),
+            }
+            for r in rules
+        ]
+        json.dump(payload if args.all else payload[0], out, indent=2)
+        out.write("\n")
+        return EXIT_CLEAN
+    for rule in rules:
+        out.write(f"# {rule.name} ({rule.code})\n\n")
+        fix = {"none": "not fixable", "sometimes": "sometimes fixable", "always": "always fixable"}
+        out.write(f"Fix is {fix[rule.fix_availability.value]}.\n\n{rule.documentation()}\n\n")
+    return EXIT_CLEAN
+
+
+# -- check -----------------------------------------------------------------------
+def _settings(args: argparse.Namespace) -> Settings:
+    cwd = Path.cwd()
+    if args.config is not None:
+        if not args.config.is_file():
+            raise ConfigError(f"{args.config}: no such config file")
+        config_file = args.config
+    else:
+        start = Path(args.stdin_filename) if args.stdin_filename else None
+        if start is None:
+            real_paths = [Path(p) for p in args.paths if p != "-"]
+            start = real_paths[0] if real_paths else cwd
+        config_file = find_config(start.absolute())
+    settings = load_settings(config_file, cwd)
+    if args.select is not None:
+        settings.select = validate(_selectors(args.select))
+    settings.extend_select += validate(_selectors(args.extend_select) or [])
+    settings.ignore += validate(_selectors(args.ignore) or [])
+    settings.unfixable += validate(_selectors(args.unfixable) or [])
+    settings.extend_exclude += _selectors(args.extend_exclude) or []
+    if args.cache_dir is not None:
+        settings.cache_dir = args.cache_dir
+    return settings
+
+
+def _check_command(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    enabled = settings.enabled_codes()
+    unfixable = settings.unfixable_codes()
+    if "-" in args.paths or (args.stdin_filename and not args.paths):
+        return _check_stdin(args, settings, enabled, unfixable)
+
+    paths = [Path(p) for p in (args.paths or ["."])]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        for path in missing:
+            print(f"precision-lint: error: {path}: No such file or directory", file=sys.stderr)
+        return EXIT_ERROR
+    files = discover(paths, settings, force_exclude=args.force_exclude)
+    mode = "diff" if args.diff else ("fix" if args.fix else "check")
+    jobs = [
+        Job(str(f), settings.codes_for(str(f), enabled), mode, args.unsafe_fixes, unfixable)
+        for f in files
+    ]
+    reports = _run(jobs, settings, use_cache=mode == "check" and not args.no_cache)
+    return _report(args, reports)
+
+
+def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileReport]:
+    if not use_cache:
+        return run_jobs(jobs)
+    cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache")
+    reports: dict[str, FileReport] = {}
+    pending: list[tuple[Job, str | None]] = []
+    for job in jobs:
+        digest = content_hash(Path(job.path))
+        key = str(Path(job.path).absolute())
+        cached = cache.get(key, digest, job.codes)
+        if cached is not None:
+            reports[job.path] = FileReport(job.path, cached)
+        else:
+            pending.append((job, digest))
+    for (job, digest), report in zip(pending, run_jobs([job for job, _ in pending])):
+        reports[job.path] = report
+        if report.error is None:
+            cache.put(str(Path(job.path).absolute()), digest, job.codes, report.diagnostics)
+    cache.save()
+    return [reports[job.path] for job in jobs]
+
+
+def _report(args: argparse.Namespace, reports: list[FileReport]) -> int:
+    out = sys.stdout
+    errors = [r for r in reports if r.error]
+    for report in errors:
+        print(f"precision-lint: error: {report.path}: {report.error}", file=sys.stderr)
+    remaining = sorted((d for r in reports for d in r.diagnostics), key=Diagnostic.sort_key)
+    fixed = [d for r in reports for d in r.fixed]
+    if args.diff:
+        diffs = [r.diff for r in reports if r.diff]
+        for diff in diffs:
+            out.write(diff)
+        if not args.quiet:
+            print(f"Would fix {len(fixed)} error{'s' if len(fixed) != 1 else ''}.", file=sys.stderr)
+        return EXIT_ERROR if errors else (EXIT_FINDINGS if diffs else EXIT_CLEAN)
+    _write_diagnostics(args, remaining, fixed, out)
+    if errors:
+        return EXIT_ERROR
+    if args.exit_non_zero_on_fix and fixed:
+        return EXIT_FINDINGS
+    if remaining and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _write_diagnostics(args, remaining: list[Diagnostic], fixed: list[Diagnostic], out: TextIO) -> None:
+    if args.statistics:
+        write_statistics(remaining, out, args.unsafe_fixes)
+        return
+    if args.output_format == "json":
+        write_json(remaining, out)
+        return
+    writer = write_full if args.output_format == "full" else write_concise
+    writer(remaining, out, args.unsafe_fixes)
+    if args.show_fixes:
+        write_fixed(fixed, out)
+    if not args.quiet:
+        write_summary(remaining, len(fixed), out, args.unsafe_fixes, fixing=args.fix)
+
+
+def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
+    filename = args.stdin_filename or "-"
+    source = sys.stdin.read()
+    codes = settings.codes_for(filename, enabled)
+    if args.fix or args.diff:
+        outcome = fix_source(source, filename, codes, args.unsafe_fixes, unfixable)
+        if args.diff:
+            diff = unified_diff(source, outcome.source, filename)
+            sys.stdout.write(diff)
+            return EXIT_FINDINGS if diff else EXIT_CLEAN
+        sys.stdout.write(outcome.source)
+        for diagnostic in outcome.remaining:
+            print(_one_line(diagnostic), file=sys.stderr)
+        if outcome.error:
+            print(f"precision-lint: error: {filename}: {outcome.error}", file=sys.stderr)
+            return EXIT_ERROR
+        if args.exit_non_zero_on_fix and outcome.fixed:
+            return EXIT_FINDINGS
+        return EXIT_FINDINGS if outcome.remaining and not args.exit_zero else EXIT_CLEAN
+    diagnostics = check_source(source, filename, codes)
+    _write_diagnostics(args, diagnostics, [], sys.stdout)
+    return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _one_line(diagnostic: Diagnostic) -> str:
+    return f"{diagnostic.filename}:{diagnostic.location.row}:{diagnostic.location.column}: {diagnostic.code or ''} {diagnostic.message}"

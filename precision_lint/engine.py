@@ -1,0 +1,99 @@
+"""Checks one source text: prefilter, parse once, build the model, run the
+enabled rules in one pass over it, place and suppress the findings."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
+from .model.semantic import build_model
+from .registry import all_rules
+from .rule import Finding, NodeEdit, Rule
+from .suppression import noqa_by_line
+
+# A file with none of these cannot create a torch tensor or count with one, so it
+# cannot hold a hazard: it is skipped before parsing.
+_MAY_HOLD_HAZARD = re.compile(r"torch|\.sum\(|count_nonzero|bincount|numel|register_buffer|add_state")
+
+
+def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diagnostic]:
+    rules = [rule for rule in all_rules() if rule.code in codes]
+    if not rules or not _MAY_HOLD_HAZARD.search(source):
+        return []
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        return [syntax_error(filename, error)]
+    model = build_model(module)
+    findings: list[tuple[type[Rule], Finding]] = []
+    for rule in rules:
+        findings.extend((rule, finding) for finding in rule().check(model))
+    if not findings:
+        return []
+    placer = _Placer(module)
+    noqa = noqa_by_line(source)
+    diagnostics = []
+    for rule, finding in findings:
+        diagnostic = placer.diagnostic(rule, finding, filename)
+        directive = noqa.get(diagnostic.noqa_row)
+        if directive is None or not directive.suppresses(diagnostic.code):
+            diagnostics.append(diagnostic)
+    return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+def syntax_error(filename: str, error: cst.ParserSyntaxError) -> Diagnostic:
+    location = Location(error.raw_line, error.raw_column + 1)
+    message = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"
+    return Diagnostic(
+        code=None,
+        name="syntax-error",
+        message=f"SyntaxError: {message}",
+        severity=Severity.ERROR,
+        filename=filename,
+        location=location,
+        end_location=location,
+    )
+
+
+class _Placer:
+    """Turns node-based findings into positioned diagnostics. Positions are only
+    computed for files that have findings (it costs a pass over the module)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+    def span(self, node: cst.CSTNode) -> tuple[Location, Location]:
+        code_range = self.positions[node]
+        return (
+            Location(code_range.start.line, code_range.start.column + 1),
+            Location(code_range.end.line, code_range.end.column + 1),
+        )
+
+    def edit(self, edit: NodeEdit) -> Edit:
+        start, end = self.span(edit.node)
+        if edit.line_start:
+            start = end = Location(start.row, 1)
+        return Edit(edit.content, start, end)
+
+    def diagnostic(self, rule: type[Rule], finding: Finding, filename: str) -> Diagnostic:
+        start, end = self.span(finding.node)
+        fix = None
+        if finding.fix is not None:
+            edits = tuple(sorted({self.edit(e) for e in finding.fix.edits}, key=lambda e: (e.location, e.end_location)))
+            fix = Fix(finding.fix.applicability, finding.fix.message, edits)
+        related = tuple(Related(message, *self.span(node)) for node, message in finding.related)
+        return Diagnostic(
+            code=rule.code,
+            name=rule.name,
+            message=finding.message,
+            severity=finding.severity,
+            filename=filename,
+            location=start,
+            end_location=end,
+            fix=fix,
+            related=related,
+            note=finding.note,
+        )

@@ -1,0 +1,275 @@
+"""Abstract interpretation of statements: bindings flow through assignments,
+branches, loops, `with` and `try`; accumulations are recognised where they happen."""
+from __future__ import annotations
+
+import libcst as cst
+
+from .accumulators import Effect
+from .expressions import Env, ExpressionEvaluator, find_arg, public_attribute, same_place, target_key
+from .values import UNKNOWN, Kind, Value, join
+
+_ADD_OPS = (cst.AddAssign, cst.SubtractAssign)
+
+
+def join_env(a: Env, b: Env) -> Env:
+    merged = dict(a)
+    for key, value in b.items():
+        merged[key] = join(merged[key], value) if key in merged else value
+    return merged
+
+
+class ScopeInterpreter(ExpressionEvaluator):
+    """Runs one function body (or the module body) over abstract values."""
+
+    # Loops run twice: the second pass sees what the first bound, which is
+    # enough for accumulators (they only ever widen).
+    LOOP_PASSES = 2
+
+    def run(self, body: cst.BaseSuite | list[cst.BaseStatement] | tuple, env: Env) -> Env:
+        return self.exec_block(_statements(body), env)
+
+    def exec_block(self, statements, env: Env) -> Env:
+        for statement in statements:
+            env = self.exec_statement(statement, env)
+        return env
+
+    def exec_statement(self, statement: cst.CSTNode, env: Env) -> Env:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self.exec_small(small, env)
+            return env
+        if isinstance(statement, cst.If):
+            self.eval(statement.test, env)
+            taken = self.run(statement.body, dict(env))
+            orelse = statement.orelse
+            if orelse is None:
+                other = env
+            elif isinstance(orelse, cst.If):
+                other = self.exec_statement(orelse, dict(env))
+            else:
+                other = self.run(orelse.body, dict(env))
+            return join_env(taken, other)
+        if isinstance(statement, (cst.For, cst.While)):
+            return self._loop(statement, env)
+        if isinstance(statement, cst.With):
+            for item in statement.items:
+                value = self.eval(item.item, env)
+                if item.asname is not None:
+                    self.bind(item.asname.name, UNKNOWN, env, item)
+                    self.consume(value, item, Effect.ESCAPES, "used as a context manager")
+            return self.run(statement.body, env)
+        if isinstance(statement, cst.Try) or isinstance(statement, getattr(cst, "TryStar", ())):
+            after_body = self.run(statement.body, dict(env))
+            merged = join_env(env, after_body)
+            for handler in statement.handlers:
+                merged = join_env(merged, self.run(handler.body, dict(merged)))
+            if statement.orelse is not None:
+                merged = join_env(merged, self.run(statement.orelse.body, dict(after_body)))
+            if statement.finalbody is not None:
+                merged = self.run(statement.finalbody.body, merged)
+            return merged
+        if isinstance(statement, cst.Match):
+            self.eval(statement.subject, env)
+            merged = env
+            for case in statement.cases:
+                merged = join_env(merged, self.run(case.body, dict(env)))
+            return merged
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            self._closure_captures(statement, env)
+            env[statement.name.value] = UNKNOWN
+            return env
+        return env
+
+    def _loop(self, statement: cst.For | cst.While, env: Env) -> Env:
+        if isinstance(statement, cst.For):
+            iterated = self.eval(statement.iter, env)
+            self.consume(iterated, statement.iter, Effect.SAFE, "iterated over")
+        current = env
+        for _ in range(self.LOOP_PASSES):
+            if isinstance(statement, cst.For):
+                current = dict(current)
+                self.bind(statement.target, UNKNOWN, current, statement)
+            else:
+                self.eval(statement.test, current)
+            current = join_env(current, self.run(statement.body, dict(current)))
+        if statement.orelse is not None:
+            current = self.run(statement.orelse.body, current)
+        return current
+
+    def _closure_captures(self, definition: cst.CSTNode, env: Env) -> None:
+        """A nested function that reads an accumulator makes it escape our view."""
+        for name in _names_in(definition):
+            value = env.get(name.value)
+            if value is not None and value.origins:
+                self.consume(value, name, Effect.ESCAPES, "captured by a nested function")
+
+    # -- simple statements -----------------------------------------------------
+    def exec_small(self, small: cst.BaseSmallStatement, env: Env) -> None:
+        if isinstance(small, cst.Assign):
+            self._assign(small, env)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._assign_one(small, small.target, small.value, env)
+        elif isinstance(small, cst.AugAssign):
+            self._augmented(small, env)
+        elif isinstance(small, cst.Expr):
+            self.eval(small.value, env)
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                self.consume(self.eval(small.value, env), small, Effect.ESCAPES, "returned")
+        else:
+            self._opaque(small, env)
+
+    def _assign(self, node: cst.Assign, env: Env) -> None:
+        if len(node.targets) == 1:
+            self._assign_one(node, node.targets[0].target, node.value, env)
+            return
+        value = self.eval(node.value, env)
+        for target in node.targets:
+            self.bind(target.target, value, env, node)
+
+    def _assign_one(self, statement: cst.CSTNode, target: cst.BaseExpression, value_node: cst.BaseExpression, env: Env) -> None:
+        pattern = self._accumulation_pattern(target, value_node, env)
+        if pattern is None:
+            value = self.float_literal_creation(value_node) or self.eval(value_node, env)
+            self.bind(target, value, env, statement)
+            return
+        addend_node, subtract = pattern
+        current = self.eval(target, env)
+        addend = self.eval(addend_node, env)
+        result = self.accumulate(statement, current, addend_node, addend, in_place=False, subtract=subtract)
+        self.values[id(value_node)] = result
+        if not isinstance(target, cst.Subscript):
+            self.bind(target, result, env, statement, accumulated=True)
+
+    def _accumulation_pattern(self, target, value, env: Env) -> tuple[cst.BaseExpression, bool] | None:
+        """`t = t + e`, `t = e + t`, `t = t - e`, `t = t.add(e)`, `t = torch.add(t, e)`:
+        (the addend e, whether it is subtracted)."""
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+            subtract = isinstance(value.operator, cst.Subtract)
+            if same_place(value.left, target):
+                return value.right, subtract
+            if not subtract and same_place(value.right, target):
+                return value.left, False
+            return None
+        if not isinstance(value, cst.Call) or not value.args:
+            return None
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("add", "sub") and same_place(func.value, target):
+            if self.qualified_name(func, env) is None and value.args[0].keyword is None:
+                return value.args[0].value, func.attr.value == "sub"
+        qualified = self.qualified_name(func, env)
+        if qualified in ("torch.add", "torch.sub"):
+            first, second = find_arg(value, "input", 0), find_arg(value, "other", 1)
+            if first is not None and second is not None and find_arg(value, "out") is None:
+                if same_place(first.value, target):
+                    return second.value, qualified == "torch.sub"
+                if qualified == "torch.add" and same_place(second.value, target):
+                    return first.value, False
+        return None
+
+    def _augmented(self, node: cst.AugAssign, env: Env) -> None:
+        current = self.eval(node.target, env)
+        operand = self.eval(node.value, env)
+        if isinstance(node.operator, _ADD_OPS):
+            in_place = current.is_tensor or isinstance(node.target, cst.Subscript)
+            result = self.accumulate(
+                node, current, node.value, operand, in_place=in_place,
+                subtract=isinstance(node.operator, cst.SubtractAssign),
+            )
+        else:
+            self._scale_in_place(node, current, operand)
+            result = self.binary(node, _binary_operator(node.operator), current, operand)
+            if current.is_tensor:
+                result = Value.tensor(current.dtype, current.zero_dim)
+            result = result.with_origins(current.origins)
+        self.values[id(node)] = result
+        if not isinstance(node.target, cst.Subscript):
+            self.bind(node.target, result, env, node, accumulated=True)
+
+    def _scale_in_place(self, node: cst.AugAssign, current: Value, operand: Value) -> None:
+        operator = node.operator
+        if isinstance(operator, (cst.DivideAssign,)):
+            effect, reason = Effect.BREAKS, "divided in place (/=), which fails on int64"
+        elif isinstance(operator, cst.MultiplyAssign):
+            if operand.is_integral:
+                effect, reason = Effect.SAFE, "multiplied in place by a whole number"
+            elif operand.is_floating:
+                effect, reason = Effect.BREAKS, "multiplied in place by a float, which fails on int64"
+            else:
+                effect, reason = Effect.ESCAPES, "multiplied in place by a value of unknown type"
+        elif isinstance(operator, cst.FloorDivideAssign):
+            effect, reason = Effect.SAFE, "floor-divided in place"
+        else:
+            effect, reason = Effect.ESCAPES, "updated in place by an operator we do not model"
+        self.consume(current, node, effect, reason)
+
+    # -- binding -----------------------------------------------------------------
+    def bind(
+        self,
+        target: cst.BaseExpression,
+        value: Value,
+        env: Env,
+        statement: cst.CSTNode,
+        accumulated: bool = False,
+    ) -> None:
+        key = target_key(target, self.self_name)
+        if key is not None:
+            if key.startswith("self.") and value.origins and public_attribute(key) and not accumulated:
+                self.consume(value, target, Effect.ESCAPES, f"stored on public attribute {key}")
+            env[key] = self.on_bind(key, value, accumulated)
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                inner = element.value
+                self.bind(inner, UNKNOWN, env, statement)
+            self.consume(value, target, Effect.ESCAPES, "unpacked")
+            return
+        if isinstance(target, cst.Subscript):
+            base = self.eval(target.value, env)
+            for element in target.slice:
+                if isinstance(element.slice, cst.Index):
+                    self.eval(element.slice.value, env)
+            if base.origins:
+                if value.is_integral:
+                    effect, reason = Effect.SAFE, "given a whole-number element"
+                elif value.is_floating:
+                    effect, reason = Effect.BREAKS, "given a float element, which int64 truncates"
+                else:
+                    effect, reason = Effect.ESCAPES, "given an element of unknown type"
+                self.consume(base, target, effect, reason)
+            self.consume(value, target, Effect.ESCAPES, "stored in a container")
+            return
+        if isinstance(target, cst.Attribute):
+            self.eval(target.value, env)
+            self.consume(value, target, Effect.ESCAPES, "stored on an object's attribute")
+            return
+        if isinstance(target, cst.StarredElement):
+            self.bind(target.value, UNKNOWN, env, statement)
+
+
+def _binary_operator(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:
+    name = type(operator).__name__.removesuffix("Assign")
+    return getattr(cst, name)()
+
+
+def _statements(body) -> list:
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    if isinstance(body, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=body.body)]
+    return list(body)
+
+
+class _NameCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: list[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    collector = _NameCollector()
+    node.visit(collector)
+    return collector.names

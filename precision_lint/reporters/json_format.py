@@ -1,0 +1,49 @@
+"""`--output-format json`: Ruff's JSON shape (1-based rows and columns), plus our
+`severity`, `related` and `note`."""
+from __future__ import annotations
+
+import json
+import os
+from typing import TextIO
+
+from ..diagnostics import Diagnostic, Location
+
+
+def _location(location: Location) -> dict:
+    return {"column": location.column, "row": location.row}
+
+
+def as_dict(diagnostic: Diagnostic) -> dict:
+    fix = None
+    if diagnostic.fix is not None:
+        fix = {
+            "applicability": diagnostic.fix.applicability.value,
+            "edits": [
+                {"content": e.content, "end_location": _location(e.end_location), "location": _location(e.location)}
+                for e in diagnostic.fix.edits
+            ],
+            "message": diagnostic.fix.message,
+        }
+    return {
+        "cell": None,
+        "code": diagnostic.code,
+        "end_location": _location(diagnostic.end_location),
+        "filename": os.path.abspath(diagnostic.filename),
+        "fix": fix,
+        "location": _location(diagnostic.location),
+        "message": diagnostic.message,
+        "name": diagnostic.name,
+        "noqa_row": diagnostic.noqa_row,
+        "note": diagnostic.note,
+        "related": [
+            {"message": r.message, "location": _location(r.location), "end_location": _location(r.end_location)}
+            for r in diagnostic.related
+        ],
+        "severity": diagnostic.severity.value,
+        "url": diagnostic.url,
+    }
+
+
+def write_json(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    json.dump([as_dict(d) for d in diagnostics], out, indent=2, ensure_ascii=False)
+    out.write("\n")

@@ -1,0 +1,76 @@
+"""The contract between the engine and a rule module in `rules/`.
+
+A rule reads the semantic model and yields Findings that point at CST nodes; the
+engine turns nodes into positions, applies suppressions and renders output. Rules
+never parse, read files or print.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar, Iterable
+
+import libcst as cst
+
+from .diagnostics import Applicability, Severity
+from .model.semantic import SemanticModel
+
+
+class FixAvailability(Enum):
+    NONE = "none"
+    SOMETIMES = "sometimes"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """Replace `node`'s source with `content`; with `line_start`, insert `content`
+    at the start of the line where `node` begins instead."""
+
+    node: cst.CSTNode
+    content: str
+    line_start: bool = False
+
+
+@dataclass(frozen=True)
+class NodeFix:
+    applicability: Applicability
+    message: str
+    edits: tuple[NodeEdit, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    node: cst.CSTNode
+    message: str
+    severity: Severity
+    fix: NodeFix | None = None
+    related: tuple[tuple[cst.CSTNode, str], ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example the rule must flag; `fixed` is the source after `--fix --unsafe-fixes`
+    (None: the rule offers no fix here)."""
+
+    code: str
+    fixed: str | None = None
+    applicability: Applicability | None = None
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    VALID: ClassVar[list[str]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    def check(self, model: SemanticModel) -> Iterable[Finding]:  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        return textwrap.dedent(cls.__doc__ or "").strip()

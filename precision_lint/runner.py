@@ -1,0 +1,73 @@
+"""Runs the check (or the fixer) over many files, in parallel processes."""
+from __future__ import annotations
+
+import difflib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .diagnostics import Diagnostic
+from .engine import check_source
+from .fixer import fix_source
+from .source import read_source, write_atomically
+
+# Below this many files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 16
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    codes: frozenset[str]
+    mode: str = "check"  # "check", "fix" (write) or "diff" (show, do not write)
+    unsafe: bool = False
+    unfixable: frozenset[str] = frozenset()
+
+
+@dataclass
+class FileReport:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    fixed: list[Diagnostic] = field(default_factory=list)
+    diff: str = ""
+    error: str | None = None
+    content_hash: str | None = None
+
+
+def run_job(job: Job) -> FileReport:
+    path = Path(job.path)
+    try:
+        source = read_source(path)
+    except (OSError, UnicodeDecodeError, SyntaxError) as error:
+        return FileReport(job.path, error=f"cannot read: {error}")
+    if job.mode == "check":
+        return FileReport(job.path, check_source(source.text, job.path, job.codes))
+    outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable)
+    report = FileReport(job.path, outcome.remaining, outcome.fixed, error=outcome.error)
+    if outcome.source != source.text:
+        if job.mode == "diff":
+            report.diff = unified_diff(source.text, outcome.source, job.path)
+        else:
+            try:
+                write_atomically(path, outcome.source, source.encoding)
+            except OSError as error:
+                return FileReport(job.path, outcome.remaining, error=f"cannot write the fixed file: {error}")
+    return report
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=path, tofile=path
+        )
+    )
+
+
+def run_jobs(jobs: list[Job]) -> list[FileReport]:
+    workers = min(os.cpu_count() or 1, len(jobs))
+    if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
+        return [run_job(job) for job in jobs]
+    chunk = max(1, len(jobs) // (workers * 8))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run_job, jobs, chunksize=chunk))

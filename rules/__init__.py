@@ -1,0 +1,1 @@
+"""Rule modules, one per rule; the registry in precision_lint.registry finds them."""
