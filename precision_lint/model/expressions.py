@@ -348,7 +348,7 @@ class ExpressionEvaluator:
             if find_arg(node, "weights", 1) is not None:
                 return Value.tensor(None)
             has_dim = find_arg(node, "dim", 1) is not None or qualified == "torch.bincount"
-            return Value.tensor(INT64, not has_dim, count=True)
+            return Value.tensor(INT64, True if not has_dim else None, count=True)
         if qualified in api.SUM_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, "summed")
             source = values[0] if values else UNKNOWN
@@ -504,7 +504,7 @@ class ExpressionEvaluator:
             has_dim = find_arg(node, "dim", 0) is not None
             return reduce_sum(receiver, present, dtype, has_dim)
         if method in api.COUNT_METHODS:
-            return Value.tensor(INT64, find_arg(node, "dim", 0) is None, count=True)
+            return Value.tensor(INT64, True if find_arg(node, "dim", 0) is None else None, count=True)
         if method in api.PY_COUNT_METHODS:
             return Value.py_int(count=True)
         if method == "size":
@@ -608,15 +608,15 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
 
 
 def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: bool) -> Value:
-    zero_dim = not has_dim
+    zero_dim = True if not has_dim else None  # reducing over `dim` keeps the other dims
     counting = source.mask or source.count
     if dtype_given:
         integral = dtype is not None and not dtype.is_floating
         return Value.tensor(dtype, zero_dim, count=counting and integral, mask=False)
-    if counting or (source.is_tensor and source.dtype is not None and not source.dtype.is_floating):
-        return Value.tensor(INT64, zero_dim, count=counting)
-    if source.is_floating:
+    if source.is_floating:  # `mask.float().sum()`: a float total, even of 0/1 values
         return Value.tensor(source.dtype, zero_dim)
+    if counting or (source.is_tensor and source.dtype is not None):
+        return Value.tensor(INT64, zero_dim, count=counting)
     return Value.tensor(None, zero_dim)
 
 
