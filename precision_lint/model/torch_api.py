@@ -69,7 +69,10 @@ READING_METHODS = frozenset(
         "eq", "ne", "gt", "ge", "lt", "le", "isnan", "isfinite", "isinf", "tolist",
         "__format__", "__str__", "__repr__", "div", "true_divide", "floor_divide",
         "cumsum", "add", "sub", "to", "zero_", "equal", "allclose", "unbind", "split",
-        "chunk",
+        "chunk", "diag", "diagonal", "t", "transpose", "permute", "index_select", "gather",
+        "topk", "sort", "argsort", "masked_select", "masked_fill", "where", "tril", "triu",
+        "trace", "prod", "cumprod", "flip", "roll", "repeat", "narrow", "select", "unique",
+        "numpy", "get_device", "is_nonzero", "clamp_min", "clamp_max", "bincount",
     }
 )  # fmt: skip
 # Read-only attributes of a tensor.
