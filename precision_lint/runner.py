@@ -68,6 +68,17 @@ def run_jobs(jobs: list[Job]) -> list[FileReport]:
     workers = min(os.cpu_count() or 1, len(jobs))
     if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
         return [run_job(job) for job in jobs]
-    chunk = max(1, len(jobs) // (workers * 8))
+    # Largest files first, in small chunks, so no worker is left with a long tail.
+    order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
+    reports: list[FileReport | None] = [None] * len(jobs)
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(run_job, jobs, chunksize=chunk))
+        for index, report in zip(order, pool.map(run_job, [jobs[i] for i in order], chunksize=4)):
+            reports[index] = report
+    return [report for report in reports if report is not None]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -20,6 +20,7 @@ from .dtypes import (
 from .imports import ImportMap
 from .promotion import result_type
 from .values import UNKNOWN, Creation, Kind, Value, join
+from .walk import iter_children
 
 Env = dict[str, Value]
 
@@ -192,7 +193,7 @@ class ExpressionEvaluator:
     def _opaque(self, node: cst.CSTNode, env: Env) -> Value:
         """Anything we do not model (containers, comprehensions, lambdas): evaluate
         what is inside so counts are still seen, and treat accumulators in it as escaping."""
-        for child in node.children:
+        for child in iter_children(node):
             if isinstance(child, cst.BaseExpression):
                 self.consume(self.eval(child, env), child, Effect.ESCAPES, "stored in a container or closure")
             else:

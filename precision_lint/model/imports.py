@@ -1,7 +1,7 @@
 """Qualified names through imports: `th.zeros` -> `torch.zeros`, `z` -> `torch.zeros`.
 
 One pass over the module's import statements (at any depth: a function-level
-`import torch` is common in training scripts). Local rebinding of an imported name
+`import torch` is common in training scripts), without entering expressions. Local rebinding of an imported name
 is the interpreter's job: it looks in its own bindings first.
 """
 from __future__ import annotations
@@ -10,6 +10,8 @@ import builtins
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from .walk import child_statements
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -44,62 +46,62 @@ class ImportMap:
         return self.torch_module_aliases[0] if self.torch_module_aliases else None
 
 
-class _ImportCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.imports = ImportMap()
-        self._depth = 0  # >0 inside a function or class body
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._depth += 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._depth -= 1
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._depth += 1
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._depth -= 1
-
-    def _note_top_level(self, node: cst.CSTNode) -> None:
-        if self._depth == 0 and self.imports.first_import is None:
-            self.imports.first_import = node
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self._note_top_level(node)
-        for alias in node.names:
-            full = dotted_name(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-                self.imports.names[local] = full
-            else:
-                # `import torch.distributed` binds `torch`.
-                local = full.split(".")[0]
-                self.imports.names[local] = local
-            if self.imports.names[local] == "torch" and self._depth == 0:
-                self.imports.torch_module_aliases.append(local)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.module is None or node.relative:
-            return  # relative imports never reach torch
-        module = dotted_name(node.module)
-        if module is None or module == "__future__":
-            return
-        self._note_top_level(node)
-        if isinstance(node.names, cst.ImportStar):
-            return
-        for alias in node.names:
-            if not isinstance(alias.name, cst.Name):
-                continue
-            local = alias.name.value
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.imports.names[local] = f"{module}.{alias.name.value}"
-
-
 def collect_imports(module: cst.Module) -> ImportMap:
-    collector = _ImportCollector()
-    module.visit(collector)
-    return collector.imports
+    imports = ImportMap()
+    _collect(module.body, imports, top_level=True)
+    return imports
+
+
+def _collect(block, imports: ImportMap, top_level: bool) -> None:
+    for statement in block:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    _import(small, imports, top_level)
+                elif isinstance(small, cst.ImportFrom):
+                    _import_from(small, imports, top_level)
+        else:
+            # Imports in a def or class still name modules, but only module-level
+            # ones (an `if` or `try` at the top included) bind `torch` for fixes.
+            nested_top = top_level and not isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+            _collect(child_statements(statement), imports, nested_top)
+
+
+def _note_top_level(node: cst.CSTNode, imports: ImportMap, top_level: bool) -> None:
+    if top_level and imports.first_import is None:
+        imports.first_import = node
+
+
+def _import(node: cst.Import, imports: ImportMap, top_level: bool) -> None:
+    _note_top_level(node, imports, top_level)
+    for alias in node.names:
+        full = dotted_name(alias.name)
+        if full is None:
+            continue
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+            imports.names[local] = full
+        else:
+            # `import torch.distributed` binds `torch`.
+            local = full.split(".")[0]
+            imports.names[local] = local
+        if imports.names[local] == "torch" and top_level:
+            imports.torch_module_aliases.append(local)
+
+
+def _import_from(node: cst.ImportFrom, imports: ImportMap, top_level: bool) -> None:
+    if node.module is None or node.relative:
+        return  # relative imports never reach torch
+    module = dotted_name(node.module)
+    if module is None or module == "__future__":
+        return
+    _note_top_level(node, imports, top_level)
+    if isinstance(node.names, cst.ImportStar):
+        return
+    for alias in node.names:
+        if not isinstance(alias.name, cst.Name):
+            continue
+        local = alias.name.value
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+        imports.names[local] = f"{module}.{alias.name.value}"

@@ -7,6 +7,7 @@ import libcst as cst
 from .accumulators import Effect
 from .expressions import Env, ExpressionEvaluator, find_arg, public_attribute, same_place, target_key
 from .values import UNKNOWN, Kind, Value, join
+from .walk import walk
 
 _ADD_OPS = (cst.AddAssign, cst.SubtractAssign)
 
@@ -261,15 +262,5 @@ def _statements(body) -> list:
     return list(body)
 
 
-class _NameCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: list[cst.Name] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node)
-
-
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    collector = _NameCollector()
-    node.visit(collector)
-    return collector.names
+    return [child for child in walk(node) if isinstance(child, cst.Name)]
