@@ -12,7 +12,8 @@ from .values import Creation
 
 
 class AddendKind(Enum):
-    INTEGRAL = "integral"  # a count, a Python int, an integer tensor
+    COUNT = "count"  # len(), numel(), mask.sum(), count_nonzero(), sums of those
+    INTEGRAL = "integral"  # other whole numbers: a literal 1, an integer tensor
     FLOATING = "floating"  # a loss, a norm, a Python float
     UNKNOWN = "unknown"
 
@@ -36,7 +37,7 @@ class Add:
     @property
     def adds_count_to_float(self) -> bool:
         return (
-            self.kind is AddendKind.INTEGRAL
+            self.kind is AddendKind.COUNT
             and self.dtype_after is not None
             and self.dtype_after.is_floating
         )

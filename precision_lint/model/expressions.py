@@ -556,7 +556,9 @@ class ExpressionEvaluator:
         result = result.with_origins(target.origins)
         if target.origins:
             kind = AddendKind.UNKNOWN
-            if addend.is_integral:
+            if addend.count:
+                kind = AddendKind.COUNT
+            elif addend.is_integral:
                 kind = AddendKind.INTEGRAL
             elif addend.is_floating:
                 kind = AddendKind.FLOATING

@@ -116,8 +116,11 @@ class ScopeInterpreter(ExpressionEvaluator):
         elif isinstance(small, cst.Expr):
             self.eval(small.value, env)
         elif isinstance(small, cst.Return):
-            if small.value is not None:
-                self.consume(self.eval(small.value, env), small, Effect.ESCAPES, "returned")
+            returned = small.value
+            parts = [e.value for e in returned.elements] if isinstance(returned, cst.Tuple) else [returned]
+            for part in parts:
+                if part is not None:
+                    self.consume(self.eval(part, env), small, Effect.ESCAPES, "returned")
         else:
             self._opaque(small, env)
 
