@@ -7,6 +7,7 @@ internal error.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from .config import ConfigError, Settings, find_config, load_settings
 from .diagnostics import Diagnostic
 from .discovery import discover
 from .engine import check_source
-from .fixer import fix_source
+from .fixer import fix_source, mark_unfixable
 from .registry import all_rules, rule_by_code_or_name
 from .reporters.json_format import write_json
 from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
@@ -137,7 +138,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         config_file = find_config(start.absolute())
     settings = load_settings(config_file, cwd)
     if args.select is not None:
+        # As in Ruff, a command-line --select starts a new selection: the config's
+        # select, extend-select and ignore no longer apply (its per-file-ignores do).
         settings.select = validate(_selectors(args.select))
+        settings.extend_select, settings.ignore = [], []
     settings.extend_select += validate(_selectors(args.extend_select) or [])
     settings.ignore += validate(_selectors(args.ignore) or [])
     settings.unfixable += validate(_selectors(args.unfixable) or [])
@@ -167,6 +171,8 @@ def _check_command(args: argparse.Namespace) -> int:
         for f in files
     ]
     reports = _run(jobs, settings, use_cache=mode == "check" and not args.no_cache)
+    for report in reports:
+        report.diagnostics = mark_unfixable(report.diagnostics, unfixable)
     return _report(args, reports)
 
 
@@ -181,7 +187,9 @@ def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileRepor
         key = str(Path(job.path).absolute())
         cached = cache.get(key, digest, job.codes)
         if cached is not None:
-            reports[job.path] = FileReport(job.path, cached)
+            # the cache may have been filled from another working directory
+            renamed = [replace(d, filename=job.path) for d in cached]
+            reports[job.path] = FileReport(job.path, renamed)
         else:
             pending.append((job, digest))
     for (job, digest), report in zip(pending, run_jobs([job for job, _ in pending])):
@@ -242,7 +250,7 @@ def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
             sys.stdout.write(diff)
             return EXIT_FINDINGS if diff else EXIT_CLEAN
         sys.stdout.write(outcome.source)
-        for diagnostic in outcome.remaining:
+        for diagnostic in mark_unfixable(outcome.remaining, unfixable):
             print(_one_line(diagnostic), file=sys.stderr)
         if outcome.error:
             print(f"precision-lint: error: {filename}: {outcome.error}", file=sys.stderr)
@@ -250,7 +258,7 @@ def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
         if args.exit_non_zero_on_fix and outcome.fixed:
             return EXIT_FINDINGS
         return EXIT_FINDINGS if outcome.remaining and not args.exit_zero else EXIT_CLEAN
-    diagnostics = check_source(source, filename, codes)
+    diagnostics = mark_unfixable(check_source(source, filename, codes), unfixable)
     _write_diagnostics(args, diagnostics, [], sys.stdout)
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
 

@@ -2,6 +2,7 @@
 enabled rules in one pass over it, place and suppress the findings."""
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -25,7 +26,7 @@ def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diag
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        return [syntax_error(filename, error)]
+        return [syntax_error(filename, source, error)]
     model = build_model(module)
     findings: list[tuple[type[Rule], Finding]] = []
     for rule in rules:
@@ -43,9 +44,19 @@ def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diag
     return sorted(diagnostics, key=Diagnostic.sort_key)
 
 
-def syntax_error(filename: str, error: cst.ParserSyntaxError) -> Diagnostic:
+def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
+    # libcst's reported position can be off by a line; Python's compiler names the
+    # offending line. Fall back to libcst's when Python accepts the code.
     location = Location(error.raw_line, error.raw_column + 1)
     message = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"
+    try:
+        compile(source, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python_error:
+        if python_error.lineno:
+            location = Location(python_error.lineno, max(python_error.offset or 1, 1))
+            message = python_error.msg
+    except (ValueError, OverflowError):
+        pass
     return Diagnostic(
         code=None,
         name="syntax-error",

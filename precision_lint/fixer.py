@@ -2,7 +2,7 @@
 re-check, repeat. Never returns source that does not parse."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -29,6 +29,18 @@ def applicable(diagnostic: Diagnostic, unsafe: bool, unfixable: frozenset[str]) 
     if fix.applicability is Applicability.SAFE:
         return True
     return unsafe and fix.applicability is Applicability.UNSAFE
+
+
+def mark_unfixable(diagnostics: list[Diagnostic], unfixable: frozenset[str]) -> list[Diagnostic]:
+    """Fixes of `unfixable` rules are shown, never applied: display-only."""
+    if not unfixable:
+        return diagnostics
+    return [
+        replace(d, fix=replace(d.fix, applicability=Applicability.DISPLAY_ONLY))
+        if d.fix is not None and d.code in unfixable
+        else d
+        for d in diagnostics
+    ]
 
 
 def apply_fixes(source: str, fixes: list[Fix]) -> tuple[str, list[int]]:
@@ -90,4 +102,4 @@ def fix_source(
     return outcome
 
 
-__all__ = ["Edit", "FixOutcome", "apply_fixes", "applicable", "fix_source"]
+__all__ = ["Edit", "FixOutcome", "apply_fixes", "applicable", "fix_source", "mark_unfixable"]

@@ -35,6 +35,7 @@ def read_source(path: Path) -> SourceFile:
 def write_atomically(path: Path, text: str, encoding: str) -> None:
     """Replace `path` in one step, keeping its permissions: a reader never sees a
     half-written file and a crash never leaves one."""
+    path = Path(os.path.realpath(path))  # write through a symlink, keep the link
     data = text.encode(encoding)
     mode = os.stat(path).st_mode & 0o7777
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

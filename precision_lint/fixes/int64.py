@@ -33,7 +33,7 @@ def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap) -> 
         return Int64Rewrite((NodeEdit(node, _whole_number(node)),), f"Start from `{_whole_number(node)}`")
     if not isinstance(node, cst.Call):
         raise NoRewrite("the accumulator is not created by a call we can rewrite")
-    alias, import_edits = _torch_module(imports)
+    alias, import_edits = _torch_module(imports, module.default_newline)
     qualified = _call_name(node, imports)
     if qualified is not None:
         module_name, _, attr = qualified.rpartition(".")
@@ -69,14 +69,14 @@ def _call_name(node: cst.Call, imports: ImportMap) -> str | None:
     return f"{qualified_head}.{rest}" if rest else qualified_head
 
 
-def _torch_module(imports: ImportMap) -> tuple[str, tuple[NodeEdit, ...]]:
+def _torch_module(imports: ImportMap, newline: str) -> tuple[str, tuple[NodeEdit, ...]]:
     """How to spell the torch module here, and the import to add if it is not bound."""
     alias = imports.torch_alias()
     if alias is not None:
         return alias, ()
     if imports.first_import is None:
         raise NoRewrite("the module binds no name for `torch` to write `torch.int64` with")
-    return "torch", (NodeEdit(imports.first_import, "import torch\n", line_start=True),)
+    return "torch", (NodeEdit(imports.first_import, f"import torch{newline}", line_start=True),)
 
 
 def _whole_number(node: cst.Float) -> str:

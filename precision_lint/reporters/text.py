@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..diagnostics import Applicability, Diagnostic
-from ..source import LineIndex
+from ..source import LineIndex, read_source
 
 
 def display_path(filename: str) -> str:
@@ -44,8 +44,8 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool) -> None
         index = sources.get(diagnostic.filename)
         if diagnostic.filename not in sources:
             try:
-                index = LineIndex(Path(diagnostic.filename).read_text(encoding="utf-8", errors="replace"))
-            except OSError:
+                index = LineIndex(read_source(Path(diagnostic.filename)).text)
+            except (OSError, UnicodeDecodeError, SyntaxError):
                 index = None
             sources[diagnostic.filename] = index
         if index is not None and diagnostic.location.row <= index.line_count:
@@ -90,7 +90,8 @@ def write_summary(remaining: list[Diagnostic], fixed_count: int, out: TextIO, un
         option = "--fix --unsafe-fixes" if unsafe else "--fix"
         out.write(f"[*] {safe} fixable with the `{option}` option.\n")
     if hidden:
-        out.write(f"({hidden} hidden fixes can be enabled with the `--unsafe-fixes` option.)\n")
+        fixes = "fix" if hidden == 1 else "fixes"
+        out.write(f"({hidden} hidden {fixes} can be enabled with the `--unsafe-fixes` option.)\n")
 
 
 def write_statistics(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool) -> None:
