@@ -486,16 +486,19 @@ class ExpressionEvaluator:
             effect, reason, result = Effect.SAFE, "moved with .to()", receiver
         elif method in api.READING_METHODS or method in api.NEW_METHODS:
             effect, reason = Effect.SAFE, f"read by .{method}()"
-            result = self._value_method(node, receiver.without_origins(), method, values)
+            result = self._value_method(node, receiver.without_origins(), method, values, consume_args=False)
         self.consume(receiver, func, effect, reason)
         self._consume_args(node, values, Effect.SAFE, f"argument of .{method}()")
         return result
 
-    def _value_method(self, node: cst.Call, receiver: Value, method: str, values: Sequence[Value]) -> Value:
+    def _value_method(
+        self, node: cst.Call, receiver: Value, method: str, values: Sequence[Value], consume_args: bool = True
+    ) -> Value:
         if method in api.LOGGING_METHODS:
             self._consume_args(node, values, Effect.SAFE, f"logged with .{method}()")
             return UNKNOWN
-        self._consume_args(node, values, Effect.ESCAPES, f"passed to .{method}()")
+        if consume_args:
+            self._consume_args(node, values, Effect.ESCAPES, f"passed to .{method}()")
         if method in api.NEW_METHODS:
             present, dtype = self._dtype_arg(node, values)
             dtype = dtype if present else receiver.dtype
