@@ -15,6 +15,9 @@ from typing import TextIO
 
 from . import __version__
 from .cache import ResultCache, content_hash
+from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
+from .noqa_writer import add_noqa
+from .source import read_source, write_atomically
 from .config import ConfigError, Settings, find_config, load_settings
 from .diagnostics import Diagnostic
 from .discovery import discover
@@ -66,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--stdin-filename", help="the path stdin stands for (config, per-file-ignores, output)")
     check.add_argument("--config", type=Path, help="pyproject.toml to read instead of the nearest one")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("--diff-base", metavar="REF", help="report only findings on lines added or changed since REF (git)")
+    check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE` on every line with a finding")
 
     rule = commands.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="a rule code (PH001) or name")
@@ -84,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "rule":
             return _rule_command(args, sys.stdout)
         return _check_command(args)
-    except (ConfigError, UnknownSelector) as error:
+    except (ConfigError, UnknownSelector, DiffBaseError) as error:
         print(f"precision-lint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
 
@@ -118,7 +123,7 @@ def _rule_command(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_CLEAN
     for rule in rules:
         out.write(f"# {rule.name} ({rule.code})\n\n")
-        fix = {"none": "not fixable", "sometimes": "sometimes fixable", "always": "always fixable"}
+        fix = {"none": "not available", "sometimes": "sometimes available", "always": "always available"}
         out.write(f"Fix is {fix[rule.fix_availability.value]}.\n\n{rule.documentation()}\n\n")
     return EXIT_CLEAN
 
@@ -165,6 +170,9 @@ def _check_command(args: argparse.Namespace) -> int:
             print(f"precision-lint: error: {path}: No such file or directory", file=sys.stderr)
         return EXIT_ERROR
     files = discover(paths, settings, force_exclude=args.force_exclude)
+    if args.add_noqa and (args.fix or args.diff):
+        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
+    changes = changed_lines(args.diff_base, Path.cwd()) if args.diff_base else None
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
     jobs = [
         Job(str(f), settings.codes_for(str(f), enabled), mode, args.unsafe_fixes, unfixable)
@@ -173,7 +181,39 @@ def _check_command(args: argparse.Namespace) -> int:
     reports = _run(jobs, settings, use_cache=mode == "check" and not args.no_cache)
     for report in reports:
         report.diagnostics = mark_unfixable(report.diagnostics, unfixable)
+        if changes is not None:
+            report.diagnostics = _only_changed(report.diagnostics, changes)
+    if args.add_noqa:
+        return _add_noqa(reports)
     return _report(args, reports)
+
+
+def _only_changed(diagnostics: list[Diagnostic], changes: ChangedLines) -> list[Diagnostic]:
+    kept = []
+    for diagnostic in diagnostics:
+        lines = changes.get(Path(diagnostic.filename).resolve(), set())
+        spans = [(diagnostic.location.row, diagnostic.end_location.row)]
+        spans += [(r.location.row, r.end_location.row) for r in diagnostic.related]
+        if touches_changes(spans, lines):
+            kept.append(diagnostic)
+    return kept
+
+
+def _add_noqa(reports: list[FileReport]) -> int:
+    added = 0
+    for report in reports:
+        if report.error:
+            print(f"precision-lint: error: {report.path}: {report.error}", file=sys.stderr)
+            continue
+        if not report.diagnostics:
+            continue
+        source = read_source(Path(report.path))
+        text, count = add_noqa(source.text, report.diagnostics)
+        if count:
+            write_atomically(Path(report.path), text, source.encoding)
+            added += count
+    print(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
+    return EXIT_ERROR if any(r.error for r in reports) else EXIT_CLEAN
 
 
 def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileReport]:

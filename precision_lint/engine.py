@@ -21,12 +21,31 @@ _MAY_HOLD_HAZARD = re.compile(r"torch|\.sum\(|count_nonzero|bincount|numel|regis
 
 def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diagnostic]:
     rules = [rule for rule in all_rules() if rule.code in codes]
-    if not rules or not _MAY_HOLD_HAZARD.search(source):
+    model_rules = [rule for rule in rules if not rule.checks_suppressions]
+    suppression_rules = [rule for rule in rules if rule.checks_suppressions]
+    may_hold = bool(_MAY_HOLD_HAZARD.search(source))
+    if not (model_rules and may_hold) and not (suppression_rules and "noqa" in source):
         return []
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         return [syntax_error(filename, source, error)]
+    found = _model_diagnostics(module, filename, model_rules) if may_hold else []
+    directives = noqa_by_line(source)
+    kept: list[Diagnostic] = []
+    used: dict[int, set[str]] = {}
+    for diagnostic in found:
+        directive = directives.get(diagnostic.noqa_row)
+        if directive is not None and directive.suppresses(diagnostic.code):
+            used.setdefault(diagnostic.noqa_row, set()).add(diagnostic.code or "")
+        else:
+            kept.append(diagnostic)
+    for rule in suppression_rules:
+        kept.extend(rule.check_suppressions(source, filename, directives, used))
+    return sorted(kept, key=Diagnostic.sort_key)
+
+
+def _model_diagnostics(module: cst.Module, filename: str, rules: list[type[Rule]]) -> list[Diagnostic]:
     model = build_model(module)
     findings: list[tuple[type[Rule], Finding]] = []
     for rule in rules:
@@ -34,14 +53,7 @@ def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diag
     if not findings:
         return []
     placer = _Placer(module)
-    noqa = noqa_by_line(source)
-    diagnostics = []
-    for rule, finding in findings:
-        diagnostic = placer.diagnostic(rule, finding, filename)
-        directive = noqa.get(diagnostic.noqa_row)
-        if directive is None or not directive.suppresses(diagnostic.code):
-            diagnostics.append(diagnostic)
-    return sorted(diagnostics, key=Diagnostic.sort_key)
+    return [placer.diagnostic(rule, finding, filename) for rule, finding in findings]
 
 
 def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:

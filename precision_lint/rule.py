@@ -65,6 +65,11 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    # A rule about suppressions themselves (PH100) runs after the others, on the
+    # noqa directives, instead of on the model.
+    checks_suppressions: ClassVar[bool] = False
+    # Other rules its examples need enabled (PH100 judges PH001's suppressions).
+    example_codes: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[list[str]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

@@ -9,16 +9,26 @@ _NOQA = re.compile(
     re.IGNORECASE,
 )
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+OUR_PREFIX = "PH"
 
 
 @dataclass(frozen=True)
 class Noqa:
-    codes: frozenset[str] | None  # None: a bare `# noqa` suppresses everything
+    row: int
+    # Codes in the order written; None for a bare `# noqa` (suppresses everything).
+    codes: tuple[str, ...] | None
+    # 0-based character span of the directive within its line.
+    start: int
+    end: int
 
     def suppresses(self, code: str | None) -> bool:
         if code is None:
             return False  # syntax errors are never suppressed
         return self.codes is None or code in self.codes
+
+    def ours(self) -> tuple[str, ...]:
+        """The codes that belong to this tool (others are other linters' business)."""
+        return tuple(c for c in self.codes or () if c.startswith(OUR_PREFIX))
 
 
 def noqa_by_line(source: str) -> dict[int, Noqa]:
@@ -34,6 +44,13 @@ def noqa_by_line(source: str) -> dict[int, Noqa]:
             continue
         codes = match.group("codes")
         directives[number] = Noqa(
-            None if codes is None else frozenset(c.upper() for c in _CODE.findall(codes))
+            number,
+            None if codes is None else tuple(c.upper() for c in _CODE.findall(codes)),
+            match.start(),
+            match.end(),
         )
     return directives
+
+
+def directive_text(codes: tuple[str, ...]) -> str:
+    return f"# noqa: {', '.join(codes)}"

@@ -1,0 +1,67 @@
+"""`--diff-base REF`: which lines were added or changed since REF, from git.
+
+Compares REF with the working tree (so uncommitted edits count as changed), and
+treats files git does not track yet as wholly new.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+class DiffBaseError(Exception):
+    pass
+
+
+# None: every line of the file is new
+ChangedLines = dict[Path, "set[int] | None"]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    try:
+        result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except OSError as error:
+        raise DiffBaseError(f"--diff-base needs git, which could not be run: {error}") from error
+    if result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip()
+        raise DiffBaseError(f"git {' '.join(args[:2])} failed: {message}")
+    return result.stdout.decode("utf-8", "surrogateescape")
+
+
+def changed_lines(ref: str, cwd: Path) -> ChangedLines:
+    try:
+        top = Path(_git(cwd, "rev-parse", "--show-toplevel").strip())
+    except DiffBaseError as error:
+        raise DiffBaseError(f"--diff-base needs a git work tree: {error}") from error
+    try:
+        _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except DiffBaseError as error:
+        raise DiffBaseError(f"--diff-base: `{ref}` is not a commit in {top}") from error
+    changes: ChangedLines = {}
+    current: Path | None = None
+    diff = _git(top, "diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-renames", ref, "--")
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            name = line[4:]
+            current = None if name == "/dev/null" else (top / name[2:]).resolve()
+            if current is not None:
+                changes.setdefault(current, set())
+        elif current is not None and (match := _HUNK.match(line)):
+            start, count = int(match.group(1)), int(match.group(2) or 1)
+            lines = changes[current]
+            assert lines is not None
+            lines.update(range(start, start + count))
+    for name in _git(top, "ls-files", "-z", "--others", "--exclude-standard").split("\0"):
+        if name:
+            changes[(top / name).resolve()] = None
+    return changes
+
+
+def touches_changes(rows: list[tuple[int, int]], lines: "set[int] | None") -> bool:
+    """Whether any (first_row, last_row) span holds a changed line."""
+    if lines is None:
+        return True
+    return any(row in lines for first, last in rows for row in range(first, last + 1))
