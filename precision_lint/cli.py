@@ -7,6 +7,9 @@ internal error.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import traceback
 from dataclasses import replace
 import json
 import sys
@@ -24,12 +27,23 @@ from .discovery import discover
 from .engine import check_source
 from .fixer import fix_source, mark_unfixable
 from .registry import all_rules, rule_by_code_or_name
+from .reporters import github, gitlab, junit, markdown, sarif
 from .reporters.json_format import write_json
 from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
 from .runner import FileReport, Job, run_jobs, unified_diff
 from .selection import UnknownSelector, validate
 
 SUBCOMMANDS = ("check", "rule", "verify")
+OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "markdown", "junit", "gitlab")
+# Formats for machines: a whole document each, no human summary lines around it.
+DOCUMENT_WRITERS = {
+    "json": lambda diagnostics, out, root: write_json(diagnostics, out),
+    "github": github.write,
+    "sarif": sarif.write,
+    "markdown": markdown.write,
+    "junit": junit.write,
+    "gitlab": gitlab.write,
+}
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -60,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--unfixable", action="append", help="rule codes or prefixes never to fix")
     check.add_argument("--extend-exclude", action="append", help="more file patterns to exclude")
     check.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line too")
-    check.add_argument("--output-format", choices=("full", "concise", "json"), default="full")
+    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
+    check.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
+    check.add_argument("--summary", action="store_true", help="also append a markdown report to $GITHUB_STEP_SUMMARY when it is set")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when anything was fixed")
@@ -91,6 +107,13 @@ def main(argv: list[str] | None = None) -> int:
         return _check_command(args)
     except (ConfigError, UnknownSelector, DiffBaseError) as error:
         print(f"precision-lint: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        # the reader went away (`| head`): stop quietly, as other CLI tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except Exception:  # exit 2, never 1: an internal error must not look like findings
+        print(f"precision-lint: internal error:\n{traceback.format_exc()}", file=sys.stderr)
         return EXIT_ERROR
 
 
@@ -241,7 +264,18 @@ def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileRepor
 
 
 def _report(args: argparse.Namespace, reports: list[FileReport]) -> int:
-    out = sys.stdout
+    if args.output_file is not None:
+        try:
+            args.output_file.parent.mkdir(parents=True, exist_ok=True)
+            with open(args.output_file, "w", encoding="utf-8", newline="") as out:
+                return _report_to(args, reports, out)
+        except OSError as error:
+            print(f"precision-lint: error: cannot write {args.output_file}: {error}", file=sys.stderr)
+            return EXIT_ERROR
+    return _report_to(args, reports, sys.stdout)
+
+
+def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO) -> int:
     errors = [r for r in reports if r.error]
     for report in errors:
         print(f"precision-lint: error: {report.path}: {report.error}", file=sys.stderr)
@@ -255,6 +289,8 @@ def _report(args: argparse.Namespace, reports: list[FileReport]) -> int:
             print(f"Would fix {len(fixed)} error{'s' if len(fixed) != 1 else ''}.", file=sys.stderr)
         return EXIT_ERROR if errors else (EXIT_FINDINGS if diffs else EXIT_CLEAN)
     _write_diagnostics(args, remaining, fixed, out)
+    if args.summary:
+        _step_summary(remaining)
     if errors:
         return EXIT_ERROR
     if args.exit_non_zero_on_fix and fixed:
@@ -268,8 +304,8 @@ def _write_diagnostics(args, remaining: list[Diagnostic], fixed: list[Diagnostic
     if args.statistics:
         write_statistics(remaining, out, args.unsafe_fixes)
         return
-    if args.output_format == "json":
-        write_json(remaining, out)
+    if args.output_format in DOCUMENT_WRITERS:
+        DOCUMENT_WRITERS[args.output_format](remaining, out, report_root())
         return
     writer = write_full if args.output_format == "full" else write_concise
     writer(remaining, out, args.unsafe_fixes)
@@ -277,6 +313,30 @@ def _write_diagnostics(args, remaining: list[Diagnostic], fixed: list[Diagnostic
         write_fixed(fixed, out)
     if not args.quiet:
         write_summary(remaining, len(fixed), out, args.unsafe_fixes, fixing=args.fix)
+
+
+def report_root() -> Path:
+    """What machine formats make paths relative to: the git work tree, else the cwd."""
+    try:
+        result = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
+    except OSError:
+        return Path.cwd()
+    return Path(result.stdout.strip()) if result.returncode == 0 else Path.cwd()
+
+
+def _step_summary(diagnostics: list[Diagnostic]) -> None:
+    """`--summary`: a markdown report for the GitHub job page, when running there."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as out:
+            markdown.write(diagnostics, out, report_root(), blob_url=markdown.github_blob_url(os.environ))
+            note = github.summary_note(diagnostics)
+            if note:
+                out.write(f"\n{note}\n")
+    except OSError as error:
+        print(f"precision-lint: warning: cannot write the step summary {target}: {error}", file=sys.stderr)
 
 
 def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:

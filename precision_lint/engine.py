@@ -97,8 +97,10 @@ class _Placer:
 
     def edit(self, edit: NodeEdit) -> Edit:
         start, end = self.span(edit.node)
-        if edit.line_start:
+        if edit.where == "line_start":
             start = end = Location(start.row, 1)
+        elif edit.where == "after":
+            start = end
         return Edit(edit.content, start, end)
 
     def diagnostic(self, rule: type[Rule], finding: Finding, filename: str) -> Diagnostic:

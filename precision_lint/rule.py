@@ -25,12 +25,13 @@ class FixAvailability(Enum):
 
 @dataclass(frozen=True)
 class NodeEdit:
-    """Replace `node`'s source with `content`; with `line_start`, insert `content`
-    at the start of the line where `node` begins instead."""
+    """Replace `node`'s source with `content`; or, with `where`, insert `content` at
+    the start of the line where `node` begins ("line_start") or right after the
+    node ("after"). Small edits keep the user's formatting around them."""
 
     node: cst.CSTNode
     content: str
-    line_start: bool = False
+    where: str = "replace"
 
 
 @dataclass(frozen=True)

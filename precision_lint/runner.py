@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,15 @@ class FileReport:
 
 
 def run_job(job: Job) -> FileReport:
+    """Check or fix one file. A crash in one file is reported for that file; the
+    others are still checked (and the run exits 2)."""
+    try:
+        return _run_job(job)
+    except Exception:
+        return FileReport(job.path, error=f"internal error, please report it:\n{traceback.format_exc()}")
+
+
+def _run_job(job: Job) -> FileReport:
     path = Path(job.path)
     try:
         source = read_source(path)

@@ -293,10 +293,10 @@ def test_json_output(tmp_path):
         "applicability": "safe",
         "message": "Use `dtype=torch.int64`",
         "edits": [
-            {
-                "content": "torch.zeros(1, dtype=torch.int64)",
-                "location": {"row": 2, "column": 7},
-                "end_location": {"row": 2, "column": 21},
+            {  # a minimal edit: insert after the last argument, keep the rest as written
+                "content": ", dtype=torch.int64",
+                "location": {"row": 2, "column": 20},
+                "end_location": {"row": 2, "column": 20},
             }
         ],
     }

@@ -38,24 +38,20 @@ def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap) -> 
     if qualified is not None:
         module_name, _, attr = qualified.rpartition(".")
         if module_name in api.LEGACY_CONSTRUCTOR_MODULES and attr in LEGACY_TENSOR_TYPES:
-            func = cst.parse_expression(f"{alias}{module_name[len('torch'):]}.LongTensor")
-            new = node.with_changes(func=func, args=_whole_data(node.args, 0))
-            return _result(node, new, module, import_edits, f"Use `{alias}{module_name[len('torch'):]}.LongTensor`")
+            constructor = f"{alias}{module_name[len('torch'):]}.LongTensor"
+            edits = (NodeEdit(node.func, constructor), *_whole_data(node.args, 0), *import_edits)
+            return Int64Rewrite(edits, f"Use `{constructor}`")
     is_new_method = isinstance(node.func, cst.Attribute) and node.func.attr.value in api.NEW_METHODS
     if qualified not in api.FACTORY_FUNCTIONS and qualified not in api.LIKE_FACTORIES and not is_new_method:
         raise NoRewrite("the accumulator is not created by a factory we can rewrite")
-    args = list(node.args)
+    data_edits: tuple[NodeEdit, ...] = ()
     if qualified in ("torch.tensor", "torch.as_tensor"):
-        args = _whole_data(args, 0, "data")
+        data_edits = _whole_data(node.args, 0, "data")
     elif qualified in ("torch.full", "torch.full_like") or (is_new_method and node.func.attr.value == "new_full"):
-        args = _whole_data(args, 1, "fill_value")
+        data_edits = _whole_data(node.args, 1, "fill_value")
     dtype_text = f"{alias}.int64"
-    new = node.with_changes(args=_with_dtype(args, cst.parse_expression(dtype_text)))
-    return _result(node, new, module, import_edits, f"Use `dtype={dtype_text}`")
-
-
-def _result(node, new, module: cst.Module, import_edits, description: str) -> Int64Rewrite:
-    return Int64Rewrite((NodeEdit(node, module.code_for_node(new)), *import_edits), description)
+    edits = (*data_edits, _dtype_edit(node, dtype_text), *import_edits)
+    return Int64Rewrite(edits, f"Use `dtype={dtype_text}`")
 
 
 def _call_name(node: cst.Call, imports: ImportMap) -> str | None:
@@ -76,7 +72,7 @@ def _torch_module(imports: ImportMap, newline: str) -> tuple[str, tuple[NodeEdit
         return alias, ()
     if imports.first_import is None:
         raise NoRewrite("the module binds no name for `torch` to write `torch.int64` with")
-    return "torch", (NodeEdit(imports.first_import, f"import torch{newline}", line_start=True),)
+    return "torch", (NodeEdit(imports.first_import, f"import torch{newline}", where="line_start"),)
 
 
 def _whole_number(node: cst.Float) -> str:
@@ -86,51 +82,30 @@ def _whole_number(node: cst.Float) -> str:
     return str(int(value))
 
 
-def _whole_data(args, position: int, keyword: str = "data") -> list[cst.Arg]:
+def _whole_data(args, position: int, keyword: str = "data") -> tuple[NodeEdit, ...]:
     """Float literals in the data argument become ints (`[0.0, 0.0]` -> `[0, 0]`)."""
-    args = list(args)
-    probe = cst.Call(func=cst.Name("f"), args=args)
-    target = find_arg(probe, keyword, position)
-    if target is None:
-        return args
-    index = next(i for i, arg in enumerate(args) if arg is target)
-    args[index] = target.with_changes(value=_whole_literal(target.value))
-    return args
+    target = find_arg(cst.Call(func=cst.Name("f"), args=list(args)), keyword, position)
+    return () if target is None else tuple(_whole_literals(target.value))
 
 
-def _whole_literal(node: cst.BaseExpression) -> cst.BaseExpression:
+def _whole_literals(node: cst.BaseExpression) -> list[NodeEdit]:
     if isinstance(node, cst.Float):
-        return cst.Integer(_whole_number(node))
+        return [NodeEdit(node, _whole_number(node))]
     if isinstance(node, (cst.List, cst.Tuple)):
-        return node.with_changes(
-            elements=[e.with_changes(value=_whole_literal(e.value)) for e in node.elements]
-        )
+        return [edit for element in node.elements for edit in _whole_literals(element.value)]
     if isinstance(node, cst.UnaryOperation):
-        return node.with_changes(expression=_whole_literal(node.expression))
+        return _whole_literals(node.expression)
     if isinstance(node, (cst.Integer, cst.Name)):
-        return node  # ints, and names whose values we cannot see: the dtype casts them
+        return []  # ints, and names whose values we cannot see: the dtype casts them
     raise NoRewrite("the initial data is not a literal we can convert to whole numbers")
 
 
-def _with_dtype(args: list[cst.Arg], dtype: cst.BaseExpression) -> list[cst.Arg]:
-    """Set `dtype=` (replacing it, or appending it in the call's own layout)."""
-    for index, arg in enumerate(args):
+def _dtype_edit(call: cst.Call, dtype: str) -> NodeEdit:
+    """Set `dtype=`: replace its value, or add it after the last argument (before a
+    trailing comma, keeping the call's own line breaks)."""
+    for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "dtype":
-            args[index] = arg.with_changes(value=dtype)
-            return args
-    new_arg = cst.Arg(
-        keyword=cst.Name("dtype"),
-        value=dtype,
-        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-    )
-    if not args:
-        return [new_arg]
-    separator: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
-    if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
-        separator = args[-2].comma.whitespace_after
-    last = args[-1]
-    if isinstance(last.comma, cst.Comma):
-        # keep the trailing comma (and the line break before `)`) after the new arg
-        new_arg = new_arg.with_changes(comma=last.comma)
-    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator))
-    return args + [new_arg]
+            return NodeEdit(arg.value, dtype)
+    if not call.args:
+        raise NoRewrite("the factory call has no arguments to add `dtype=` after")
+    return NodeEdit(call.args[-1].value, f", dtype={dtype}", where="after")
