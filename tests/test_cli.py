@@ -309,7 +309,8 @@ def test_json_output(tmp_path):
     edit = finding["fix"]["edits"][0]
     line = lines[edit["location"]["row"] - 1]
     start, end = edit["location"]["column"] - 1, edit["end_location"]["column"] - 1
-    assert line[start:end] == "torch.zeros(1)"
+    fixed_line = line[:start] + edit["content"] + line[end:]
+    assert "".join(lines[:1] + [fixed_line] + lines[2:]) == HAZARD_FIXED
 
 
 def test_json_unsafe_and_no_findings(tmp_path):
