@@ -310,7 +310,7 @@ def test_json_output(tmp_path):
     line = lines[edit["location"]["row"] - 1]
     start, end = edit["location"]["column"] - 1, edit["end_location"]["column"] - 1
     fixed_line = line[:start] + edit["content"] + line[end:]
-    assert "".join(lines[:1] + [fixed_line] + lines[2:]) == HAZARD_FIXED
+    assert "".join(lines[:1] + [fixed_line] + lines[2:]) == source.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int64)")
 
 
 def test_json_unsafe_and_no_findings(tmp_path):
