@@ -33,7 +33,8 @@ CODES = frozenset(rule.code for rule in all_rules())
 
 # Four PH001 findings: a float32 error with a safe fix (its creation spans three
 # lines), a float64 warning (`dtype=float`) with a safe fix, an error whose fix is
-# unsafe (the accumulator is returned) and one with no fix (divided in place).
+# unsafe (the accumulator is returned) and one with no fix (divided in place); and a
+# PH100 warning (a `# noqa` that suppresses nothing) with a safe fix.
 TRAIN = """\
 import torch
 
@@ -67,6 +68,10 @@ def mean_true(ms):
         hits += m.bool().sum()
     hits /= len(ms)
     print(hits)
+
+
+def stale():
+    return torch.zeros(1, dtype=torch.int64)  # noqa: PH001
 """
 BROKEN = "import torch\n\ndef f(:\n    pass\n"
 SARIF_SCHEMA_ID = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
