@@ -124,6 +124,7 @@ def test_fixture_has_the_intended_findings(project):
         ("PH001", Severity.WARNING, Applicability.SAFE),
         ("PH001", Severity.ERROR, Applicability.UNSAFE),
         ("PH001", Severity.ERROR, None),
+        ("PH100", Severity.WARNING, Applicability.SAFE),
         (None, Severity.ERROR, None),
     ]
     assert diagnostics[0].location.row != diagnostics[0].end_location.row
@@ -226,7 +227,7 @@ def test_sarif_structure(project):
             assert "ruleIndex" not in result
         else:
             assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
-    assert [r["level"] for r in run["results"]] == ["error", "warning", "error", "error", "error"]
+    assert [r["level"] for r in run["results"]] == ["error", "warning", "error", "error", "warning", "error"]
     assert [len(r.get("fixes", [])) for r in run["results"]] == [1, 1, 1, 0, 0]
     assert run["results"][2]["fixes"][0]["properties"] == {"applicability": "unsafe"}
     assert [len(r.get("relatedLocations", [])) for r in run["results"]] == [1, 1, 2, 2, 0]
@@ -343,7 +344,7 @@ def test_markdown_blob_url_and_limit(project):
     text = render(markdown, diagnostics, root, blob_url=blob, max_findings=2)
     assert "[src/train.py:5:11](https://github.com/o/r/blob/abc/src/train.py#L5-L7)" in text
     assert text.count("](https://github.com/o/r/blob/abc/") == 2
-    assert text.endswith("…and 3 more findings, not listed here.\n")
+    assert text.endswith("…and 4 more findings, not listed here.\n")
 
 
 # -- JUnit -----------------------------------------------------------------------------
@@ -364,7 +365,7 @@ def test_junit_parses_and_counts_match(project):
         cases = suite.findall("testcase")
         assert suite.get("tests") == suite.get("failures") == str(len(cases))
         assert all(case.get("classname") == name and case.find("failure") is not None for case in cases)
-    assert len(by_name["src/train.py"]) == 4
+    assert len(by_name["src/train.py"]) == 5
     assert [c.get("name") for c in by_name["src/legacy/broken.py"]] == ["syntax-error"]
     assert sum(len(suite) for suite in suites) == len(diagnostics)
 
