@@ -228,9 +228,9 @@ def test_sarif_structure(project):
         else:
             assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
     assert [r["level"] for r in run["results"]] == ["error", "warning", "error", "error", "warning", "error"]
-    assert [len(r.get("fixes", [])) for r in run["results"]] == [1, 1, 1, 0, 0]
+    assert [len(r.get("fixes", [])) for r in run["results"]] == [1, 1, 1, 0, 1, 0]
     assert run["results"][2]["fixes"][0]["properties"] == {"applicability": "unsafe"}
-    assert [len(r.get("relatedLocations", [])) for r in run["results"]] == [1, 1, 2, 2, 0]
+    assert [len(r.get("relatedLocations", [])) for r in run["results"]] == [1, 1, 2, 2, 0, 0]
 
 
 def _apply(source: str, replacements: list[dict]) -> str:
