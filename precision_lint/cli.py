@@ -87,12 +87,34 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument("--diff-base", metavar="REF", help="report only findings on lines added or changed since REF (git)")
     check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE` on every line with a finding")
+    check.add_argument("--verify", action="store_true", help="with --fix: write only fixes whose replay is confirmed or not reproduced")
+    _add_verify_options(check)
+
+    verify = commands.add_parser("verify", help="replay each fixable finding before and after its fix and compare the counts")
+    verify.add_argument("paths", nargs="*", help="files or folders (default: .)")
+    _add_verify_options(verify)
+    verify.add_argument("--output-format", choices=("full", "json", "markdown"), default="full")
+    verify.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
+    verify.add_argument("--plot", metavar="FILE.png", help="plot absolute error against the running total (needs matplotlib)")
+    verify.add_argument("--select", action="append", help="rule codes or prefixes to verify")
+    verify.add_argument("--config", type=Path, help="pyproject.toml to read instead of the nearest one")
+    verify.add_argument("--call", metavar="MODULE:FUNCTION", help="also run your own function, original and fixed")
+    verify.add_argument("--inputs", metavar="MODULE:FACTORY", help="with --call: factory(device) -> (args, kwargs)")
 
     rule = commands.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="a rule code (PH001) or name")
     rule.add_argument("--all", action="store_true", help="every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
     return parser
+
+
+def _add_verify_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("verify")
+    group.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="auto: cuda when available")
+    group.add_argument("--world-size", type=int, default=2, help="ranks for replays that all-reduce (default 2)")
+    group.add_argument("--seed", type=int, default=0)
+    group.add_argument("--scale", type=float, default=1.0, help="how far past the exact-integer limit to drive the total")
+    group.add_argument("--timeout", type=float, default=120.0, help="seconds per replay")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "rule":
             return _rule_command(args, sys.stdout)
+        if args.command == "verify":
+            from .verify.command import verify_command  # imports nothing of torch here
+
+            return verify_command(args)
         return _check_command(args)
     except (ConfigError, UnknownSelector, DiffBaseError) as error:
         print(f"precision-lint: error: {error}", file=sys.stderr)
@@ -197,8 +223,18 @@ def _check_command(args: argparse.Namespace) -> int:
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     changes = changed_lines(args.diff_base, Path.cwd()) if args.diff_base else None
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
+    gate = None
+    if args.verify:
+        if mode == "check":
+            raise ConfigError("--verify goes with --fix or --diff")
+        from .verify.command import options_from, passing_fixes
+
+        gate = passing_fixes(files, enabled, settings, options_from(args))
     jobs = [
-        Job(str(f), settings.codes_for(str(f), enabled), mode, args.unsafe_fixes, unfixable)
+        Job(
+            str(f), settings.codes_for(str(f), enabled), mode, args.unsafe_fixes, unfixable,
+            None if gate is None else frozenset(gate.get(str(f.resolve()), set())),
+        )
         for f in files
     ]
     reports = _run(jobs, settings, use_cache=mode == "check" and not args.no_cache)

@@ -79,11 +79,16 @@ def fix_source(
     codes: frozenset[str],
     unsafe: bool = False,
     unfixable: frozenset[str] = frozenset(),
+    allowed: frozenset[tuple[str, int, int]] | None = None,
 ) -> FixOutcome:
+    """`allowed` (from `check --fix --verify`): only the findings at these (code, row,
+    column) of the original source may be fixed, in a single round."""
     outcome = FixOutcome(source)
     diagnostics = check_source(source, filename, codes)
-    for _ in range(MAX_ITERATIONS):
+    for iteration in range(MAX_ITERATIONS):
         candidates = [d for d in diagnostics if applicable(d, unsafe, unfixable)]
+        if allowed is not None:
+            candidates = [d for d in candidates if iteration == 0 and (d.code, d.location.row, d.location.column) in allowed]
         if not candidates:
             outcome.remaining = diagnostics
             return outcome

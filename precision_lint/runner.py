@@ -24,6 +24,8 @@ class Job:
     mode: str = "check"  # "check", "fix" (write) or "diff" (show, do not write)
     unsafe: bool = False
     unfixable: frozenset[str] = frozenset()
+    # `check --fix --verify`: the findings whose fix may be written (None: all)
+    allowed: frozenset[tuple[str, int, int]] | None = None
 
 
 @dataclass
@@ -53,7 +55,7 @@ def _run_job(job: Job) -> FileReport:
         return FileReport(job.path, error=f"cannot read: {error}")
     if job.mode == "check":
         return FileReport(job.path, check_source(source.text, job.path, job.codes))
-    outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable)
+    outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable, job.allowed)
     report = FileReport(job.path, outcome.remaining, outcome.fixed, error=outcome.error)
     if outcome.source != source.text:
         if job.mode == "diff":

@@ -3,14 +3,12 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import libcst as cst
-
 from precision_lint.diagnostics import Applicability, Severity
-from precision_lint.fixes.int64 import NoRewrite, int64_rewrite
-from precision_lint.model.accumulators import Accumulator, AddendKind, Effect
+from precision_lint.fixes.safety import accumulator_name, int64_fix
+from precision_lint.model.accumulators import Accumulator, AddendKind
 from precision_lint.model.dtypes import FLOAT64
 from precision_lint.model.semantic import SemanticModel
-from precision_lint.rule import Finding, FixAvailability, Invalid, NodeFix, Rule
+from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
 
 
 class FloatCountAccumulator(Rule):
@@ -214,50 +212,14 @@ class FloatCountAccumulator(Rule):
         if any(add.kind is AddendKind.FLOATING for add in accumulator.adds):
             return None  # a float accumulator that also takes counts, e.g. [loss, n] packed
         dtype = min((add.dtype_after for add in hazards), key=lambda d: d.exact_integer_limit)
-        name = _accumulator_name(hazards[0].statement, model.module)
+        name = accumulator_name(hazards[0].statement, model.module)
         message = (
             f"`{name}` accumulates integer counts in {dtype.name}, which is exact only up to "
             f"{dtype.exact_integer_limit_text}"
         )
         related = [(add.statement, "counts added here") for add in hazards]
-        fix, note, blocker = self._fix(accumulator, model, name)
+        fix, note, blocker = int64_fix(accumulator, model, name)
         if blocker is not None:
             related.append(blocker)
         severity = Severity.WARNING if dtype == FLOAT64 else Severity.ERROR
         return Finding(accumulator.creation.node, message, severity, fix, tuple(related), note)
-
-    def _fix(self, accumulator: Accumulator, model: SemanticModel, name: str):
-        """(fix or None, note, related location explaining the safety)."""
-        try:
-            rewrite = int64_rewrite(accumulator.creation.node, model.module, model.imports)
-        except NoRewrite as reason:
-            return None, f"No fix: {reason}.", None
-        worst = accumulator.worst_use()
-        if worst is not None and worst.effect is Effect.BREAKS:
-            return None, f"No fix: `{name}` is {worst.reason}.", (worst.node, f"blocks the int64 fix: {worst.reason}")
-        unknown_add = next((a for a in accumulator.adds if a.kind is AddendKind.UNKNOWN), None)
-        if unknown_add is not None:
-            reason = "a value of unknown type is added (int64 raises if it is a float)"
-            fix = NodeFix(Applicability.UNSAFE, rewrite.description, rewrite.edits)
-            return fix, f"Unsafe fix: {reason}.", (unknown_add.statement, reason)
-        if worst is not None and worst.effect is Effect.ESCAPES:
-            fix = NodeFix(Applicability.UNSAFE, rewrite.description, rewrite.edits)
-            return fix, f"Unsafe fix: `{name}` is {worst.reason}.", (worst.node, f"escapes: {worst.reason}")
-        return NodeFix(Applicability.SAFE, rewrite.description, rewrite.edits), None, None
-
-
-def _accumulator_name(statement: cst.CSTNode, module: cst.Module) -> str:
-    target: cst.CSTNode | None = None
-    if isinstance(statement, (cst.AugAssign, cst.Assign)):
-        target = statement.target if isinstance(statement, cst.AugAssign) else statement.targets[0].target
-    elif isinstance(statement, cst.Call):
-        out = next((a for a in statement.args if a.keyword and a.keyword.value == "out"), None)
-        if out is not None:
-            target = out.value
-        elif isinstance(statement.func, cst.Attribute):
-            target = statement.func.value
-    elif isinstance(statement, cst.AnnAssign):
-        target = statement.target
-    while isinstance(target, cst.Subscript):
-        target = target.value
-    return module.code_for_node(target) if target is not None else "accumulator"
