@@ -84,8 +84,8 @@ class Int32Counter(Rule):
         "import torch\noffsets = torch.zeros(8, dtype=torch.int32)\nfor lengths in batches:\n    offsets += lengths\n",
         # converted to int64 before counts arrive
         "import torch\nn = torch.zeros(1, dtype=torch.int32)\nn = n.long()\nfor b in bs:\n    n += len(b)\n",
-        # a Python int accumulator cannot overflow
-        "total = 0\nfor b in bs:\n    total += (b != -100).sum().int()\n",
+        # a Python int plus int64 counts becomes an int64 tensor
+        "total = 0\nfor b in bs:\n    total += (b != -100).sum()\n",
     ]
 
     INVALID = [

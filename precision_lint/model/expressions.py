@@ -336,7 +336,7 @@ class ExpressionEvaluator:
             present, dtype = self._dtype_arg(node, values)
             dtype = dtype if present else template.dtype
             creation = self.creation(node, dtype)
-            return Value.tensor(dtype, template.zero_dim, origins=frozenset({creation}))
+            return Value.tensor(dtype, template.zero_dim, mask=dtype == BOOL, origins=frozenset({creation}))
         if module in api.LEGACY_CONSTRUCTOR_MODULES and attr in LEGACY_TENSOR_TYPES:
             self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
             dtype = LEGACY_TENSOR_TYPES[attr]
@@ -397,7 +397,7 @@ class ExpressionEvaluator:
                 zero_dim = not isinstance(data_arg.value, (cst.List, cst.Tuple))
         else:
             zero_dim = _shape_is_empty(node, qualified)
-        return Value.tensor(dtype, zero_dim, origins=frozenset({self.creation(node, dtype)}))
+        return Value.tensor(dtype, zero_dim, mask=dtype == BOOL, origins=frozenset({self.creation(node, dtype)}))
 
     def _torch_add(self, node: cst.Call, values: Sequence[Value], env: Env, subtract: bool) -> Value:
         out = find_arg(node, "out")
@@ -486,7 +486,12 @@ class ExpressionEvaluator:
             effect, reason, result = Effect.SAFE, "moved with .to()", receiver
         elif method in api.READING_METHODS or method in api.NEW_METHODS:
             effect, reason = Effect.SAFE, f"read by .{method}()"
-            result = self._value_method(node, receiver.without_origins(), method, values, consume_args=False)
+            if method.endswith("_"):
+                result = receiver  # `acc.zero_()` is still the accumulator
+            else:
+                result = self._value_method(node, receiver.without_origins(), method, values, consume_args=False)
+        if result is UNKNOWN and method.endswith("_"):
+            result = receiver  # an in-place method returns its own tensor
         self.consume(receiver, func, effect, reason)
         self._consume_args(node, values, Effect.SAFE, f"argument of .{method}()")
         return result
@@ -525,8 +530,8 @@ class ExpressionEvaluator:
         if method == "type_as":
             template = values[0] if values else UNKNOWN
             return convert(receiver, template.dtype) if template.is_tensor else Value.tensor(None)
-        if method in api.ALIAS_METHODS:
-            return receiver
+        if method in api.ALIAS_METHODS or (method.endswith("_") and not method.startswith("_")):
+            return receiver  # in-place methods (`scatter_`, `masked_fill_`) return their tensor
         if method == "item":
             if receiver.is_integral:
                 return Value.py_int(count=receiver.count)
@@ -626,8 +631,10 @@ def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: b
     return Value.tensor(None, zero_dim)
 
 
-def convert(source: Value, dtype: DType) -> Value:
-    """`x.long()`, `x.to(torch.float32)`: a new tensor of `dtype`."""
+def convert(source: Value, dtype: DType | None) -> Value:
+    """`x.long()`, `x.to(torch.float32)`: a new tensor of `dtype` (None: unknown)."""
+    if dtype is None:
+        return Value.tensor(None, source.zero_dim)
     integral = not dtype.is_floating
     return Value.tensor(
         dtype,

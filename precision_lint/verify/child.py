@@ -3,6 +3,7 @@ a job (JSON) on stdin and writes the result (JSON) on stdout. This is the only m
 that imports torch."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -146,7 +147,9 @@ def run_variant(job: dict, variant: str, device: str, rank: int, distributed: bo
     namespace: dict = {"torch": torch}
     try:
         exec(compile(replay_source(job["harness"], variant), f"<replay {variant}>", "exec"), namespace)
-        namespace["__replay"](env)
+        # the replayed code may print: keep stdout for the result
+        with contextlib.redirect_stdout(sys.stderr):
+            namespace["__replay"](env)
     except Exception as error:  # noqa: BLE001 - reported as the variant's error
         return {"error": f"{type(error).__name__}: {error}", "exact": env.exact}
     return {

@@ -356,15 +356,25 @@ def _inside_nested_def(source: SourceIndex, node: cst.CSTNode, scope: cst.CSTNod
 
 
 def _filters(source: SourceIndex, add_nodes, scope) -> list[str]:
-    """The `if` tests around the adds: not replayed, every step adds."""
+    """The `if` tests around the adds, and those earlier in their loops (a `continue`
+    filter): not replayed, every step adds."""
     tests = []
+
+    def note(test: cst.CSTNode) -> None:
+        text = f"filter `{source.code(test)}`"
+        if text not in tests:
+            tests.append(text)
+
     for node in add_nodes:
+        add_start = source.offsets(node)[0]
         current = source.parent(node)
         while current is not None and current is not scope:
             if isinstance(current, (cst.If, cst.While)):
-                text = f"filter `{source.code(current.test)}`"
-                if text not in tests:
-                    tests.append(text)
+                note(current.test)
+            if isinstance(current, (cst.For, cst.While)):
+                for inner in _all_nodes(current.body):
+                    if isinstance(inner, cst.If) and source.offsets(inner)[1] <= add_start:
+                        note(inner.test)
             current = source.parent(current)
     return tests
 
