@@ -145,3 +145,37 @@ def test_markdown_and_check_fix_verify_gate(tmp_path):
     assert "dtype=torch.int64" in (tmp_path / "good.py").read_text()
     assert (tmp_path / "risky.py").read_text() == risky  # its fix failed verification: not written
     assert gated.returncode == 1 and "risky.py:3: fix-failed" in gated.stderr
+
+
+def test_call_runs_the_users_function_original_and_fixed(tmp_path):
+    (tmp_path / "metrics.py").write_text(
+        "import torch\n"
+        "def count_positive(batches):\n"
+        "    total = torch.zeros(1)\n"
+        "    for b in batches:\n"
+        "        total += (b > 0).sum()\n"
+        "    return total.item()\n"
+    )
+    (tmp_path / "harness.py").write_text(
+        "import torch\n"
+        "def inputs(device):\n"
+        "    big = torch.ones(2**24, device=device)\n"
+        "    return ([big] + [torch.ones(1, device=device)] * 5,), {}\n"
+    )
+    result = run_cli(
+        "verify", "--call", "metrics:count_positive", "--inputs", "harness:inputs",
+        "--device", "cpu", "--output-format", "json", cwd=tmp_path,
+    )  # fmt: skip
+    (finding,) = json.loads(result.stdout)
+    assert result.returncode == 0, result.stderr
+    assert finding["verdict"] == "confirmed"
+    assert finding["after"] == finding["exact"] == 2**24 + 5
+    assert finding["before"] == 2**24
+
+
+def test_plot_is_written(tmp_path, repo_root):
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (installed by the test extra)")
+    (tmp_path / "count_zeros.py").write_text((repo_root / "examples" / "count_zeros.py").read_text())
+    result = run_cli("verify", ".", "--device", "cpu", "--world-size", "1", "--plot", "errors.png", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "errors.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -71,8 +71,9 @@ def write_markdown(results: list[Result], out: TextIO) -> None:
 
 
 def write_plot(results: list[Result], path: str) -> str | None:
-    """Absolute error against the running exact total, before and after, one line
-    each per finding. Returns why not when matplotlib is missing."""
+    """Absolute error against the running exact total, before and after, one panel
+    per finding (each with its own x range: the interesting part sits just past the
+    dtype's limit). Returns why not when matplotlib is missing."""
     try:
         import matplotlib
 
@@ -80,19 +81,19 @@ def write_plot(results: list[Result], path: str) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return "--plot needs matplotlib (pip install matplotlib)"
-    figure, axis = plt.subplots(figsize=(8, 4.5))
-    for result in results:
-        label = f"{display_path(result.path)}:{result.line}"
+    shown = [r for r in results if r.trace_before or r.trace_after]
+    figure, axes = plt.subplots(max(1, len(shown)), 1, figsize=(8, 2.6 * max(1, len(shown))), squeeze=False)
+    for axis, result in zip(axes[:, 0], shown):
         for trace, style, name in ((result.trace_before, "-", result.dtype_before), (result.trace_after, "--", "int64")):
-            if trace:
-                xs = [exact for exact, _ in trace]
-                ys = [abs(value - exact) for exact, value in trace]
-                axis.plot(xs, ys, style, marker=".", label=f"{label} {name}")
-    axis.set_xlabel("running exact total")
-    axis.set_ylabel("absolute error of the accumulator")
-    axis.set_title("precision-lint verify: before (solid) and after the fix (dashed)")
-    axis.legend(fontsize="small")
+            # skip the first point: the big first step, far to the left of the rest
+            points = trace[1:] or trace
+            axis.plot([e for e, _ in points], [abs(v - e) for e, v in points], style, marker=".", label=name)
+        axis.set_title(f"{display_path(result.path)}:{result.line} ({result.function}): {result.verdict}", fontsize="medium")
+        axis.set_ylabel("absolute error")
+        axis.ticklabel_format(axis="x", style="plain", useOffset=False)
+        axis.legend(fontsize="small")
+    axes[-1, 0].set_xlabel("running exact total")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
     return None
