@@ -95,6 +95,8 @@ class FloatCountAccumulator(Rule):
         "import torch\ndef f(torch, gs):\n    acc = torch.zeros(1)\n    for g in gs:\n        acc += (g == 0).sum()\n",
         # a float accumulator that also takes a loss is not a counter
         "import torch\nacc = torch.zeros(1)\nfor b in bs:\n    acc += (b == 0).sum()\n    acc += b.loss.float()\n",
+        # a conversion to a tensor's dtype we cannot know is not a crash, nor a finding
+        "import torch\ndef f(x, d):\n    t = torch.zeros(3, dtype=d)\n    return x.type_as(t)\n",
         # int64 counts into an int64 all-reduce
         "import torch\nimport torch.distributed as dist\nn = torch.tensor(0, device='cuda')\nfor b in bs:\n    n += b.ne(-100).sum()\ndist.all_reduce(n, op=dist.ReduceOp.SUM)\n",
     ]
