@@ -101,6 +101,10 @@ class _Placer:
             start = end = Location(start.row, 1)
         elif edit.where == "after":
             start = end
+            if edit.until is not None:
+                end = self.span(edit.until)[1]
+        elif edit.until is not None:
+            end = self.span(edit.until)[0]
         return Edit(edit.content, start, end)
 
     def diagnostic(self, rule: type[Rule], finding: Finding, filename: str) -> Diagnostic:

@@ -32,6 +32,9 @@ class NodeEdit:
     node: cst.CSTNode
     content: str
     where: str = "replace"
+    # With `until`: replace from `node`'s start to `until`'s start ("replace"), or from
+    # `node`'s end to `until`'s end ("after"): how an argument and its comma go.
+    until: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from .dtypes import (
 )
 from .imports import ImportMap
 from .promotion import result_type
-from .values import UNKNOWN, Creation, Kind, Value, join
+from .values import UNKNOWN, CallFact, Creation, Kind, Value, join
 from .walk import iter_children
 
 Env = dict[str, Value]
@@ -102,11 +102,13 @@ class ExpressionEvaluator:
         scope: str,
         self_name: str | None = None,
         global_env: Env | None = None,
+        calls: dict[int, CallFact] | None = None,
     ) -> None:
         self.imports = imports
         self.log = log
         self.creations = creations
         self.values = values
+        self.calls = {} if calls is None else calls
         self.scope = scope
         self.self_name = self_name
         self.global_env = global_env or {}
@@ -292,6 +294,8 @@ class ExpressionEvaluator:
     # -- calls -----------------------------------------------------------------
     def call(self, node: cst.Call, env: Env) -> Value:
         qualified = self.qualified_name(node.func, env)
+        method = node.func.attr.value if qualified is None and isinstance(node.func, cst.Attribute) else None
+        self.calls[id(node)] = CallFact(node, qualified, method)
         if qualified is not None:
             return self._function_call(qualified, node, env)
         if isinstance(node.func, cst.Attribute):

@@ -9,7 +9,7 @@ from .accumulators import Accumulator, AccumulatorLog
 from .expressions import Env
 from .imports import ImportMap, collect_imports
 from .interpreter import ScopeInterpreter, join
-from .values import UNKNOWN, Creation, Kind, Value
+from .values import UNKNOWN, CallFact, Creation, Kind, Value
 
 
 @dataclass
@@ -19,9 +19,21 @@ class SemanticModel:
     accumulators: list[Accumulator]
     # abstract value of each evaluated expression, by id(node)
     values: dict[int, Value] = field(default_factory=dict)
+    # every call interpreted, in source order
+    calls: list[CallFact] = field(default_factory=list)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(id(node), UNKNOWN)
+
+    def creation_callees(self, value: Value) -> set[str]:
+        """What the calls that created `value` call: `torch.ones`, `new_ones`, ..."""
+        by_node = {id(fact.node): fact for fact in self.calls}
+        names = set()
+        for creation in value.origins:
+            fact = by_node.get(id(creation.node))
+            if fact is not None:
+                names.add(fact.qualified or fact.method or "")
+        return names
 
 
 class _ModelBuilder:
@@ -31,18 +43,19 @@ class _ModelBuilder:
         self.log = AccumulatorLog()
         self.creations: dict[int, Creation] = {}
         self.values: dict[int, Value] = {}
+        self.calls: dict[int, CallFact] = {}
         self.module_env: Env = {}
 
     def interpreter(self, scope: str, self_name: str | None = None, global_env: Env | None = None) -> ScopeInterpreter:
         return ScopeInterpreter(
-            self.imports, self.log, self.creations, self.values, scope, self_name, global_env
+            self.imports, self.log, self.creations, self.values, scope, self_name, global_env, self.calls
         )
 
     def build(self) -> SemanticModel:
         top_level = [s for s in self.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         self.module_env = self.interpreter("<module>").run(top_level, {})
         self._definitions(self.module.body, prefix="")
-        return SemanticModel(self.module, self.imports, self.log.accumulators(), self.values)
+        return SemanticModel(self.module, self.imports, self.log.accumulators(), self.values, list(self.calls.values()))
 
     def _definitions(self, statements, prefix: str) -> None:
         """Interpret every function and class defined in `statements`, at any depth."""

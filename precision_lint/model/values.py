@@ -111,6 +111,16 @@ class Value:
 UNKNOWN = Value()
 
 
+@dataclass(frozen=True)
+class CallFact:
+    """A call the interpreter saw: `torch.histc(...)` (qualified) or `buf.scatter_add_(...)`
+    (method on a value). Argument and receiver values are in the model's `values`."""
+
+    node: cst.Call
+    qualified: str | None
+    method: str | None
+
+
 def join(a: Value, b: Value) -> Value:
     """The value that covers both branches of a control-flow merge."""
     if a is b or a == b:

@@ -1,0 +1,177 @@
+"""PH006 float-histogram."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from precision_lint.diagnostics import Applicability, Severity
+from precision_lint.fixes.int64 import NoRewrite, int64_rewrite
+from precision_lint.model.dtypes import FLOAT64
+from precision_lint.model.expressions import find_arg
+from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.values import CallFact, Value
+from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
+
+ONES = frozenset({"torch.ones", "torch.ones_like", "new_ones"})
+# method -> (keyword, position) of the values it adds into the receiver
+SCATTERS = {"scatter_add_": ("src", 2), "index_add_": ("source", 2), "index_put_": ("values", 1)}
+
+
+class FloatHistogram(Rule):
+    """
+    ## What it does
+    Checks for counting by adding float ones: `torch.histc` (whose counts are
+    float32), `buf.scatter_add_(dim, index, torch.ones(...))`, `index_add_` and
+    `index_put_(..., accumulate=True)` of ones or of a float mask into a float
+    buffer, and `torch.bincount(x, weights=torch.ones(...))`.
+
+    ## Why is this bad?
+    A float32 slot stops growing at 2^24 = 16,777,216: adding 1 to it changes
+    nothing (bfloat16 stops at 256, float16 at 2,048). `scatter_add_` and
+    `index_add_` of 16,778,216 ones into one float32 slot give 16,777,216; CPU
+    `histc` stalls at 2^24 per thread, so its result even depends on the thread
+    count (pytorch/pytorch#96613, #124783, #32305).
+
+    ## Example
+    ```python
+    counts = torch.zeros(num_classes)
+    counts.scatter_add_(0, labels, torch.ones_like(labels, dtype=torch.float))
+    ```
+
+    Use instead:
+    ```python
+    counts = torch.bincount(labels, minlength=num_classes)  # int64
+    ```
+
+    ## Fix safety
+    For `scatter_add_` / `index_add_` / `index_put_` of ones, the fix makes both the
+    buffer and the ones `torch.int64` when both are created by calls it can rewrite.
+    It is unsafe: the buffer's dtype changes for every later use. For
+    `torch.bincount(x, weights=<ones>)` the fix drops the weights, which gives the
+    same counts as int64; it is unsafe because the result's dtype changes.
+    `torch.histc` has no fix: `torch.bincount` counts integers, not value ranges.
+    """
+
+    code = "PH006"
+    name = "float-histogram"
+    summary = "Counting by adding float ones (histc, scatter_add_ of ones)"
+    fix_availability = FixAvailability.SOMETIMES
+
+    VALID = [
+        # int64 buffer and ones
+        "import torch\nc = torch.zeros(4, dtype=torch.int64)\nc.scatter_add_(0, idx, torch.ones_like(idx))\n",
+        # float values, not ones: a weighted sum
+        "import torch\nc = torch.zeros(4)\nc.scatter_add_(0, idx, probs)\nc.index_add_(0, idx, losses)\n",
+        # bincount without weights is int64
+        "import torch\nc = torch.bincount(labels, minlength=10)\n",
+        # bincount with real weights is a weighted sum
+        "import torch\nc = torch.bincount(labels, weights=scores)\n",
+        # index_put_ without accumulate overwrites
+        "import torch\nc = torch.zeros(4)\nc.index_put_((idx,), torch.ones(3))\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nc = torch.zeros(4)\nc.scatter_add_(0, idx, torch.ones(3))\n",
+            fixed="import torch\nc = torch.zeros(4, dtype=torch.int64)\nc.scatter_add_(0, idx, torch.ones(3, dtype=torch.int64))\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nhits = torch.zeros(8, dtype=torch.bfloat16)\nones = torch.ones_like(idx, dtype=torch.bfloat16)\nhits.index_add_(0, idx, ones)\n",
+            fixed="import torch\nhits = torch.zeros(8, dtype=torch.int64)\nones = torch.ones_like(idx, dtype=torch.int64)\nhits.index_add_(0, idx, ones)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nc = torch.zeros(4)\nc.index_put_((idx,), torch.ones(3), accumulate=True)\n",
+            fixed="import torch\nc = torch.zeros(4, dtype=torch.int64)\nc.index_put_((idx,), torch.ones(3, dtype=torch.int64), accumulate=True)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        # a float mask is ones too; the buffer comes from elsewhere: no fix
+        Invalid(
+            "import torch\ndef f(base, idx, x):\n    buf = base.float()\n    buf.scatter_add_(0, idx, (x > 0).float())\n",
+            fixed=None,
+        ),
+        Invalid(
+            "import torch\nc = torch.bincount(labels, weights=torch.ones(labels.numel()), minlength=5)\n",
+            fixed="import torch\nc = torch.bincount(labels, minlength=5)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid("import torch\nh = torch.histc(x, bins=10, min=0, max=1)\n", fixed=None),
+        Invalid("import torch as th\nh = x.histc(bins=4)\n", fixed=None),
+    ]
+
+    def check(self, model: SemanticModel) -> Iterable[Finding]:
+        for fact in model.calls:
+            finding = self._check_call(fact, model)
+            if finding is not None:
+                yield finding
+
+    def _check_call(self, fact: CallFact, model: SemanticModel) -> Finding | None:
+        node = fact.node
+        if fact.qualified == "torch.histc" or fact.method == "histc":
+            # histc's counts are float32 whatever its input: flag every use (a warning:
+            # how many values land in a bin is not visible here)
+            return Finding(
+                node,
+                "`histc` counts in float32, which stops growing at 2^24 = 16,777,216 per bin",
+                Severity.WARNING,
+                note="No fix: for integer data, `torch.bincount` counts in int64.",
+            )
+        if fact.qualified == "torch.bincount":
+            weights = find_arg(node, "weights", 1)
+            if weights is not None and _counts_ones(model.value_of(weights.value), model):
+                fix = NodeFix(Applicability.UNSAFE, "Drop the ones weights: the counts come back as int64", _drop_arg(node, weights, model))
+                return Finding(node, "`bincount` with ones as weights counts in float", Severity.ERROR, fix)
+        if fact.method in SCATTERS:
+            keyword, position = SCATTERS[fact.method]
+            if fact.method == "index_put_":
+                accumulate = find_arg(node, "accumulate", 2)
+                if accumulate is None or not (isinstance(accumulate.value, cst.Name) and accumulate.value.value == "True"):
+                    return None
+            source = find_arg(node, keyword, position)
+            buffer = model.value_of(node.func.value)
+            if source is None or not buffer.is_floating:
+                return None
+            ones = model.value_of(source.value)
+            if not _counts_ones(ones, model):
+                return None
+            dtype = buffer.dtype
+            message = (
+                f"`{fact.method}` of ones counts in {dtype.name}, which stops growing at "
+                f"{dtype.exact_integer_limit_text} per slot"
+            )
+            severity = Severity.WARNING if dtype == FLOAT64 else Severity.ERROR
+            fix, note = _int64_pair(buffer, ones, model)
+            return Finding(node, message, severity, fix, note=note)
+        return None
+
+
+def _counts_ones(value: Value, model: SemanticModel) -> bool:
+    """Ones made to count with (`torch.ones(...)`, `x.new_ones(...)`) or a float mask."""
+    return bool(model.creation_callees(value) & ONES) or (value.mask and value.is_floating)
+
+
+def _int64_pair(buffer: Value, ones: Value, model: SemanticModel):
+    if len(buffer.origins) != 1 or len(ones.origins) != 1:
+        return None, "No fix: the buffer or the ones are not created here."
+    edits = []
+    try:
+        for value in (buffer, ones):
+            (creation,) = value.origins
+            edits.extend(int64_rewrite(creation.node, model.module, model.imports).edits)
+    except NoRewrite as reason:
+        return None, f"No fix: {reason}."
+    unique = tuple(dict.fromkeys(edits))
+    return NodeFix(Applicability.UNSAFE, "Count in int64: make the buffer and the ones `torch.int64`", unique), (
+        "Unsafe fix: the buffer's dtype changes for every later use."
+    )
+
+
+def _drop_arg(call: cst.Call, arg: cst.Arg, model: SemanticModel) -> tuple[NodeEdit, ...]:
+    """Delete one argument with its comma; the rest of the call stays as written."""
+    index = next(i for i, a in enumerate(call.args) if a is arg)
+    if index + 1 < len(call.args):
+        return (NodeEdit(arg, "", until=call.args[index + 1]),)
+    if index > 0:  # the last one: from the end of the previous argument's value
+        return (NodeEdit(call.args[index - 1].value, "", where="after", until=arg),)
+    return (NodeEdit(arg, ""),)
