@@ -2,6 +2,7 @@
 accumulator is used when it appears inside one."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import libcst as cst
@@ -237,7 +238,8 @@ class ExpressionEvaluator:
         if attr == "shape":
             result = Value(Kind.SHAPE)
         elif attr == "dtype":
-            result = Value(Kind.DTYPE, base.dtype) if base.is_tensor else UNKNOWN
+            # a buffer's dtype is whatever the module was cast to: keep that known
+            result = Value(Kind.DTYPE, base.dtype, buffer=base.buffer) if base.is_tensor or base.buffer else UNKNOWN
         else:
             result = UNKNOWN
         if attr in api.READING_ATTRIBUTES:
@@ -258,7 +260,7 @@ class ExpressionEvaluator:
         if base.kind is Kind.SHAPE:
             return Value.py_int(count=True)
         if base.is_tensor or base.origins or base.count or base.mask:
-            return Value(base.kind, base.dtype, None, base.count, base.mask, base.origins)
+            return Value(base.kind, base.dtype, None, base.count, base.mask, base.origins, base.positions, base.buffer)
         return UNKNOWN
 
     def _unary(self, node: cst.UnaryOperation, env: Env) -> Value:
@@ -362,6 +364,13 @@ class ExpressionEvaluator:
             return reduce_sum(source, present, dtype, has_dim)
         if qualified in ("torch.add", "torch.sub"):
             return self._torch_add(node, values, env, subtract=qualified == "torch.sub")
+        if qualified == "torch.arange":
+            self._consume_args(node, values, Effect.SAFE, "bounds a range")
+            present, dtype = self._dtype_arg(node, values)
+            if not present:
+                floats = any(v.kind is Kind.PY_FLOAT or v.is_floating for a, v in zip(node.args, values) if a.keyword is None)
+                dtype = DEFAULT_FLOAT if floats else INT64
+            return Value.tensor(dtype, False, positions=True)
         if qualified in api.REDUCING_COLLECTIVES:
             return self._collective(node, values, env)
         if qualified == "builtins.len":
@@ -458,6 +467,7 @@ class ExpressionEvaluator:
         key = f"self.{name_arg.value.evaluated_value}"
         if method == api.REGISTER_BUFFER:
             self.consume(tensor, tensor_arg, Effect.ESCAPES, "registered as a buffer (saved in state_dict)")
+            tensor = replace(tensor, buffer=True)
         else:
             reduce_arg = find_arg(node, "dist_reduce_fx", 2)
             reduce_fx = reduce_arg.value.evaluated_value if reduce_arg and isinstance(reduce_arg.value, cst.SimpleString) else None
@@ -645,6 +655,7 @@ def convert(source: Value, dtype: DType | None) -> Value:
         source.zero_dim,
         count=source.count and integral,
         mask=source.mask,
+        positions=source.positions,
     )
 
 

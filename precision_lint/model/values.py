@@ -42,6 +42,10 @@ class Value:
     count: bool = False  # integer-valued count (len, numel, mask.sum(), ...)
     mask: bool = False  # elementwise boolean (or 0/1 from one), if it is a tensor
     origins: frozenset[Creation] = field(default_factory=frozenset)
+    positions: bool = False  # an index sequence (`torch.arange`), whatever its dtype
+    # a module buffer (`register_buffer`), or the dtype of one: `model.to(torch.bfloat16)`
+    # and `.half()` cast it, so code that follows its dtype follows the cast
+    buffer: bool = False
 
     # -- construction helpers -------------------------------------------------
     @staticmethod
@@ -52,8 +56,9 @@ class Value:
         count: bool = False,
         mask: bool = False,
         origins: frozenset[Creation] = frozenset(),
+        positions: bool = False,
     ) -> "Value":
-        return Value(Kind.TENSOR, dtype, zero_dim, count, mask, origins)
+        return Value(Kind.TENSOR, dtype, zero_dim, count, mask, origins, positions)
 
     @staticmethod
     def py_int(count: bool = False) -> "Value":
@@ -134,5 +139,7 @@ def join(a: Value, b: Value) -> Value:
             a.count and b.count,
             a.mask and b.mask,
             origins,
+            a.positions and b.positions,
+            a.buffer or b.buffer,
         )
-    return Value(count=False, mask=a.mask and b.mask, origins=origins)
+    return Value(count=False, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer)

@@ -1,0 +1,168 @@
+"""PH004 low-precision-positions."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from precision_lint.diagnostics import Applicability, Severity
+from precision_lint.model.dtypes import BFLOAT16, FLOAT16
+from precision_lint.model.expressions import find_arg
+from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.values import CallFact, Kind
+from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
+
+LOW_PRECISION = {BFLOAT16: "256", FLOAT16: "2,048"}
+CONVERSIONS = frozenset({"to", "type", "half", "bfloat16", "type_as"})
+FIX_NOTE = "Unsafe fix: check that what the positions feed (trig, matmul) runs in float32 too."
+
+
+class LowPrecisionPositions(Rule):
+    """
+    ## What it does
+    Checks for positions or indices built or held in bfloat16 or float16:
+    `torch.arange(n, dtype=torch.bfloat16)`, `torch.arange(n).half()` /
+    `.to(torch.bfloat16)` / `.type_as(t)` with `t` in low precision, and
+    `torch.arange(..., dtype=self.buf.dtype)` or `.type_as(self.buf)` where `buf` is a
+    registered buffer, which `model.to(torch.bfloat16)` or `model.half()` casts.
+
+    ## Why is this bad?
+    bfloat16 holds every integer only up to 256, float16 up to 2,048. Past that,
+    positions collapse: `torch.arange(8192).to(torch.bfloat16)` has 897 distinct values,
+    and position 15962 becomes 15936 or 15968. Rotary embeddings built from such
+    positions lose precision at long context (HF transformers #29285, #25681, candle
+    #3520, diffusers #13922): the RoPE `inv_freq` buffer is cast with the module, and
+    positions built with its dtype follow it down to bfloat16.
+
+    ## Example
+    ```python
+    t = torch.arange(seq_len, device=device).type_as(self.inv_freq)
+    ```
+
+    Use instead:
+    ```python
+    t = torch.arange(seq_len, device=device, dtype=torch.float32)
+    ```
+
+    ## Fix safety
+    The fix builds the positions in float32 (`dtype=torch.float32`, `.float()`). It is
+    unsafe: what the positions feed next may then run in float32 rather than in the
+    low precision the code had, which changes results (for the better) and memory.
+    """
+
+    code = "PH004"
+    name = "low-precision-positions"
+    summary = "Positions or indices built in bfloat16 or float16"
+    fix_availability = FixAvailability.SOMETIMES
+
+    VALID = [
+        "import torch\nt = torch.arange(4096)\n",
+        "import torch\nt = torch.arange(4096, dtype=torch.float32)\n",
+        "import torch\nt = torch.arange(4096).float()\n",
+        # a plain attribute is not cast with the module
+        "import torch\nclass R:\n    def __init__(self):\n        self.inv_freq = torch.ones(8)\n"
+        "    def forward(self, n):\n        return torch.arange(n).type_as(self.inv_freq)\n",
+        # a local float32 tensor
+        "import torch\ndef f(n):\n    ref = torch.zeros(1)\n    return torch.arange(n, dtype=ref.dtype)\n",
+        # values, not positions, in bfloat16
+        "import torch\nx = torch.randn(8).to(torch.bfloat16)\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nt = torch.arange(8192, dtype=torch.bfloat16)\n",
+            fixed="import torch\nt = torch.arange(8192, dtype=torch.float32)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nt = torch.arange(4096).half()\n",
+            fixed="import torch\nt = torch.arange(4096).float()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nt = torch.arange(0, 4096).to(torch.bfloat16)\n",
+            fixed="import torch\nt = torch.arange(0, 4096).to(torch.float32)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\ndef f(n, q):\n    q = q.bfloat16()\n    return torch.arange(n).type_as(q)\n",
+            fixed="import torch\ndef f(n, q):\n    q = q.bfloat16()\n    return torch.arange(n).float()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        # the RoPE buffer: cast with the module
+        Invalid(
+            "import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+            "        self.register_buffer('inv_freq', 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)))\n"
+            "    def forward(self, n):\n        t = torch.arange(n, device=self.inv_freq.device).type_as(self.inv_freq)\n"
+            "        return torch.outer(t, self.inv_freq)\n",
+            fixed="import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+            "        self.register_buffer('inv_freq', 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)))\n"
+            "    def forward(self, n):\n        t = torch.arange(n, device=self.inv_freq.device).float()\n"
+            "        return torch.outer(t, self.inv_freq)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.register_buffer('inv_freq', torch.ones(4))\n"
+            "    def forward(self, n):\n        return torch.arange(n, dtype=self.inv_freq.dtype)\n",
+            fixed="import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.register_buffer('inv_freq', torch.ones(4))\n"
+            "    def forward(self, n):\n        return torch.arange(n, dtype=torch.float32)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+    ]
+
+    def check(self, model: SemanticModel) -> Iterable[Finding]:
+        for fact in model.calls:
+            finding = self._arange(fact, model) if fact.qualified == "torch.arange" else None
+            if finding is None and fact.method in CONVERSIONS:
+                finding = self._conversion(fact, model)
+            if finding is not None:
+                yield finding
+
+    def _arange(self, fact: CallFact, model: SemanticModel) -> Finding | None:
+        dtype_arg = find_arg(fact.node, "dtype")
+        if dtype_arg is None:
+            return None
+        dtype = model.value_of(dtype_arg.value)
+        torch_name = model.imports.torch_alias() or "torch"
+        fix = NodeFix(Applicability.UNSAFE, "Build the positions in float32", (NodeEdit(dtype_arg.value, f"{torch_name}.float32"),))
+        if dtype.kind is Kind.DTYPE and dtype.dtype in LOW_PRECISION:
+            return self._finding(fact.node, f"positions built in {dtype.dtype.name}", dtype.dtype, fix)
+        if dtype.kind is Kind.DTYPE and dtype.buffer:
+            return Finding(fact.node, _BUFFER_MESSAGE, Severity.WARNING, fix, note=FIX_NOTE)
+        return None
+
+    def _conversion(self, fact: CallFact, model: SemanticModel) -> Finding | None:
+        func = fact.node.func
+        assert isinstance(func, cst.Attribute)
+        if not model.value_of(func.value).positions:
+            return None
+        result = model.value_of(fact.node)
+        torch_name = model.imports.torch_alias() or "torch"
+        dtype_args = [a for a in fact.node.args if model.value_of(a.value).kind is Kind.DTYPE]
+        template = model.value_of(fact.node.args[0].value) if fact.method == "type_as" and fact.node.args else None
+        if dtype_args:
+            # `.to(device, torch.bfloat16)`: change only the dtype
+            template = model.value_of(dtype_args[0].value)
+            edits = [NodeEdit(dtype_args[0].value, f"{torch_name}.float32")]
+        elif fact.method in ("half", "bfloat16", "type_as"):
+            edits = [NodeEdit(func.attr, "float")] + [NodeEdit(arg, "") for arg in fact.node.args]
+        else:
+            return None
+        fix = NodeFix(Applicability.UNSAFE, "Keep the positions in float32", tuple(edits))
+        if result.dtype in LOW_PRECISION:
+            return self._finding(fact.node, f"positions converted to {result.dtype.name}", result.dtype, fix)
+        if template is not None and template.buffer:
+            return Finding(fact.node, _BUFFER_MESSAGE, Severity.WARNING, fix, note=FIX_NOTE)
+        return None
+
+    @staticmethod
+    def _finding(node, what: str, dtype, fix: NodeFix) -> Finding:
+        message = f"{what}: {dtype.name} holds integers exactly only up to {LOW_PRECISION[dtype]}"
+        return Finding(node, message, Severity.ERROR, fix, note=FIX_NOTE)
+
+
+_BUFFER_MESSAGE = (
+    "positions take the dtype of a registered buffer, which `model.to(torch.bfloat16)` "
+    "or `.half()` casts: past 256 (bfloat16) they are no longer exact"
+)
