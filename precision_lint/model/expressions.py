@@ -361,7 +361,7 @@ class ExpressionEvaluator:
             source = values[0] if values else UNKNOWN
             present, dtype = self._dtype_arg(node, values)
             has_dim = find_arg(node, "dim", 1) is not None
-            return reduce_sum(source, present, dtype, has_dim)
+            return reduce_sum(source, present, dtype, has_dim, site=id(node))
         if qualified in ("torch.add", "torch.sub"):
             return self._torch_add(node, values, env, subtract=qualified == "torch.sub")
         if qualified == "torch.arange":
@@ -373,6 +373,9 @@ class ExpressionEvaluator:
             return Value.tensor(dtype, False, positions=True)
         if qualified in api.REDUCING_COLLECTIVES:
             return self._collective(node, values, env)
+        if qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate"):
+            self._consume_args(node, values, Effect.ESCAPES, f"packed by {qualified}()")
+            return self._packed(node, node.args[0].value if node.args else None)
         if qualified == "builtins.len":
             self._consume_args(node, values, Effect.SAFE, "measured with len()")
             return Value.py_int(count=True)
@@ -404,13 +407,48 @@ class ExpressionEvaluator:
                 dtype = data_dtype(data_arg.value if data_arg else None, data)
             else:
                 dtype = DEFAULT_FLOAT
+        float_count, count = 0, False
         if qualified in ("torch.tensor", "torch.as_tensor"):
             zero_dim = None
             if data_arg is not None:
                 zero_dim = not isinstance(data_arg.value, (cst.List, cst.Tuple))
+                mixed, packed_dtype = self.packing(data_arg.value)
+                if mixed and not present:  # `torch.tensor([loss_sum, n])`: the count goes float
+                    dtype, float_count = packed_dtype or DEFAULT_FLOAT, id(node)
+                elements = self._elements(data_arg.value, data)
+                if elements and all(v.count or v.kind is Kind.PY_INT for v in elements) and any(v.count for v in elements):
+                    count = dtype is None or not dtype.is_floating  # `torch.tensor([n])` of a len()
+                    dtype = dtype if present else INT64
         else:
             zero_dim = _shape_is_empty(node, qualified)
-        return Value.tensor(dtype, zero_dim, mask=dtype == BOOL, origins=frozenset({self.creation(node, dtype)}))
+        return Value(
+            Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL,
+            origins=frozenset({self.creation(node, dtype)}), float_count=float_count,
+        )  # fmt: skip
+
+    def _elements(self, data: cst.BaseExpression, value: Value | None) -> list[Value]:
+        """The values of a literal list/tuple's elements, or the data's own value."""
+        if isinstance(data, (cst.List, cst.Tuple)):
+            return [v for e in data.elements if (v := self.values.get(id(e.value))) is not None]
+        return [value] if value is not None else []
+
+    def packing(self, container: cst.BaseExpression | None) -> tuple[bool, DType | None]:
+        """Whether a list/tuple literal mixes a count with floats, and the float dtype."""
+        if not isinstance(container, (cst.List, cst.Tuple)):
+            return False, None
+        elements = [v for e in container.elements if (v := self.values.get(id(e.value))) is not None]
+        has_count = any(v.count or v.is_integral and v.is_tensor for v in elements)
+        floats = [v for v in elements if v.is_floating and not v.count]
+        if not (has_count and floats):
+            return False, None
+        dtypes = {v.dtype for v in floats if v.is_tensor and v.dtype is not None}
+        return True, (dtypes.pop() if len(dtypes) == 1 else (DEFAULT_FLOAT if not dtypes else None))
+
+    def _packed(self, node: cst.Call, container: cst.BaseExpression | None) -> Value:
+        mixed, dtype = self.packing(container)
+        if not mixed:
+            return Value.tensor(None)
+        return Value(Kind.TENSOR, dtype, False, float_count=id(node))
 
     def _torch_add(self, node: cst.Call, values: Sequence[Value], env: Env, subtract: bool) -> Value:
         out = find_arg(node, "out")
@@ -525,7 +563,7 @@ class ExpressionEvaluator:
         if method in api.SUM_METHODS:
             present, dtype = self._dtype_arg(node, values)
             has_dim = find_arg(node, "dim", 0) is not None
-            return reduce_sum(receiver, present, dtype, has_dim)
+            return reduce_sum(receiver, present, dtype, has_dim, site=id(node))
         if method in api.COUNT_METHODS:
             return Value.tensor(INT64, True if find_arg(node, "dim", 0) is None else None, count=True)
         if method in api.PY_COUNT_METHODS:
@@ -535,15 +573,15 @@ class ExpressionEvaluator:
         if method in api.MASK_METHODS:
             return Value.tensor(BOOL, receiver.zero_dim, mask=True)
         if method in CONVERSION_METHODS:
-            return convert(receiver, CONVERSION_METHODS[method])
+            return convert(receiver, CONVERSION_METHODS[method], site=id(node))
         if method in ("to", "type"):
             for value in values:
                 if value.kind is Kind.DTYPE:
-                    return convert(receiver, value.dtype) if value.dtype else Value.tensor(None)
+                    return convert(receiver, value.dtype, site=id(node)) if value.dtype else Value.tensor(None)
             return receiver
         if method == "type_as":
             template = values[0] if values else UNKNOWN
-            return convert(receiver, template.dtype) if template.is_tensor else Value.tensor(None)
+            return convert(receiver, template.dtype, site=id(node)) if template.is_tensor else Value.tensor(None)
         if method in api.ALIAS_METHODS or (method.endswith("_") and not method.startswith("_")):
             return receiver  # in-place methods (`scatter_`, `masked_fill_`) return their tensor
         if method == "item":
@@ -632,30 +670,37 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
     return Value.tensor(dtype, zero_dim, count=count, mask=mask)
 
 
-def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: bool) -> Value:
+def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: bool, site: int = 0) -> Value:
     zero_dim = True if not has_dim else None  # reducing over `dim` keeps the other dims
     counting = source.mask or source.count
     if dtype_given:
         integral = dtype is not None and not dtype.is_floating
-        return Value.tensor(dtype, zero_dim, count=counting and integral, mask=False)
+        float_count = site if counting and not integral and dtype is not None else 0
+        return Value(Kind.TENSOR, dtype, zero_dim, count=counting and integral, float_count=float_count)
     if source.is_floating:  # `mask.float().sum()`: a float total, even of 0/1 values
-        return Value.tensor(source.dtype, zero_dim)
+        return Value(Kind.TENSOR, source.dtype, zero_dim, float_count=site if counting else source.float_count)
     if counting or (source.is_tensor and source.dtype is not None):
         return Value.tensor(INT64, zero_dim, count=counting)
     return Value.tensor(None, zero_dim)
 
 
-def convert(source: Value, dtype: DType | None) -> Value:
-    """`x.long()`, `x.to(torch.float32)`: a new tensor of `dtype` (None: unknown)."""
+def convert(source: Value, dtype: DType | None, site: int = 0) -> Value:
+    """`x.long()`, `x.to(torch.float32)`: a new tensor of `dtype` (None: unknown). A
+    count converted to a float dtype remembers where (`float_count`)."""
     if dtype is None:
         return Value.tensor(None, source.zero_dim)
     integral = not dtype.is_floating
-    return Value.tensor(
+    float_count = site if (source.count and not integral) else (source.float_count if not integral else 0)
+    if not integral and source.float_count:
+        float_count = source.float_count
+    return Value(
+        Kind.TENSOR,
         dtype,
         source.zero_dim,
         count=source.count and integral,
         mask=source.mask,
         positions=source.positions,
+        float_count=float_count,
     )
 
 

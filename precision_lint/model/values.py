@@ -46,6 +46,9 @@ class Value:
     # a module buffer (`register_buffer`), or the dtype of one: `model.to(torch.bfloat16)`
     # and `.half()` cast it, so code that follows its dtype follows the cast
     buffer: bool = False
+    # id() of the call where integer counts became a float tensor (`mask.float().sum()`,
+    # `count.half()`, `torch.cat([loss, count])`); 0 when they did not
+    float_count: int = 0
 
     # -- construction helpers -------------------------------------------------
     @staticmethod
@@ -141,5 +144,9 @@ def join(a: Value, b: Value) -> Value:
             origins,
             a.positions and b.positions,
             a.buffer or b.buffer,
+            a.float_count or b.float_count,
         )
-    return Value(count=False, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer)
+    return Value(
+        count=False, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer,
+        float_count=a.float_count or b.float_count,
+    )  # fmt: skip

@@ -1,0 +1,144 @@
+"""PH002 count-in-float."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from precision_lint.diagnostics import Applicability, Severity
+from precision_lint.model.dtypes import BFLOAT16, FLOAT16, FLOAT64
+from precision_lint.model.expressions import find_arg
+from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.values import CallFact, Value
+from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
+
+LOW_PRECISION = (BFLOAT16, FLOAT16)
+CASTS = frozenset({"float", "half", "bfloat16", "double", "to", "type", "type_as"})
+
+
+class CountInFloat(Rule):
+    """
+    ## What it does
+    Checks for integer counts computed in, or converted to, floating point:
+    `(pred == y).float().sum()`, `torch.sum(mask, dtype=torch.float32)`,
+    `count.half()` / `count.to(torch.bfloat16)`, and a count packed with a float into
+    one tensor (`torch.cat([loss.view(1), num_tokens.view(1)])`, `torch.stack((loss, n))`,
+    `torch.tensor([loss_sum, n])`), which silently takes the float's dtype.
+
+    ## Why is this bad?
+    The sum of a bool mask is an exact int64. Summed in float32 it is rounded past
+    2^24 = 16,777,216 elements; in float16 it is exact only to 2,048 and overflows to
+    `inf` past 65,504 (tinygrad's accuracy counter), in bfloat16 exact only to 256
+    (chai-lab's token counts: 257 became 256). A count packed next to a float loss is
+    rounded with it: Megatron's `torch.cat([loss, num_tokens])` is float32, and so is
+    every eval-loop total built from it.
+
+    `.float().mean()` (a fraction) and counts converted after `.item()` are not flagged,
+    nor a count converted to float32 once for a ratio.
+
+    ## Example
+    ```python
+    correct += (pred == target).float().sum()
+    ```
+
+    Use instead:
+    ```python
+    correct += (pred == target).sum()
+    ```
+
+    ## Fix safety
+    For a float sum of a mask the fix drops the cast (`.float()`, `dtype=`) so the sum
+    stays int64. It is unsafe: the result's dtype changes, and an int64 tensor raises
+    where a float is added to it in place. Packing and conversions have no fix: keep the
+    count in its own int64 tensor.
+    """
+
+    code = "PH002"
+    name = "count-in-float"
+    summary = "Integer counts computed in or converted to floating point"
+    fix_availability = FixAvailability.SOMETIMES
+
+    VALID = [
+        "import torch\nacc = (pred == y).float().mean()\n",
+        "import torch\nn = (pred == y).sum()\n",
+        "import torch\nratio = (pred == y).sum().float() / y.numel()\n",
+        "import torch\nn = (pred == y).sum().item()\nx = float(n)\n",
+        "import torch\nw = torch.rand(4)\ns = (w * mask).sum()\n",
+        "import torch\nout = torch.cat([a.view(1), b.view(1)])\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\ncorrect = (pred == y).float().sum()\n",
+            fixed="import torch\ncorrect = (pred == y).sum()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nn = torch.sum(pred != y, dtype=torch.float16)\n",
+            fixed="import torch\nn = torch.sum(pred != y)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nn = (pred > 0).to(torch.bfloat16).sum()\n",
+            fixed="import torch\nn = (pred > 0).sum()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid("import torch\ntokens = mask.bool().sum().to(torch.bfloat16)\n", fixed=None),
+        Invalid("import torch\nn = (labels != -100).sum()\npacked = torch.cat([loss.float().view(1), n.view(1)])\n", fixed=None),
+        Invalid("import torch\nn = len(batch)\nstats = torch.tensor([loss.float().item(), n])\n", fixed=None),
+    ]
+
+    def check(self, model: SemanticModel) -> Iterable[Finding]:
+        for fact in model.calls:
+            value = model.value_of(fact.node)
+            if value.float_count != id(fact.node):
+                continue  # counts did not become float at this call
+            finding = self._finding(fact, value, model)
+            if finding is not None:
+                yield finding
+
+    def _finding(self, fact: CallFact, value: Value, model: SemanticModel) -> Finding | None:
+        dtype = value.dtype
+        name = dtype.name if dtype is not None else "a float dtype"
+        if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"):
+            return Finding(
+                fact.node,
+                f"a count is packed with floats into one {name} tensor and rounded with them",
+                Severity.WARNING,
+                note="No fix: keep the count in its own int64 tensor (or reduce it separately).",
+            )
+        is_sum = fact.method == "sum" or fact.qualified == "torch.sum"
+        if not is_sum and dtype not in LOW_PRECISION:
+            return None  # a count converted to float32/64 once (a ratio) is fine
+        severity = Severity.ERROR if dtype in LOW_PRECISION else Severity.WARNING
+        limit = dtype.exact_integer_limit_text if dtype is not None else "its limit"
+        what = "summed" if is_sum else "converted"
+        message = f"integer counts {what} in {name}, exact only up to {limit}"
+        fix = _drop_cast(fact, model) if is_sum else None
+        note = None if fix else "No fix: convert after `.item()`, or keep the count int64."
+        if dtype == FLOAT64:
+            severity = Severity.WARNING
+        return Finding(fact.node, message, severity, fix, note=note)
+
+
+def _drop_cast(fact: CallFact, model: SemanticModel) -> NodeFix | None:
+    """`mask.float().sum()` -> `mask.sum()`; `torch.sum(m, dtype=float)` -> `torch.sum(m)`."""
+    node = fact.node
+    dtype_arg = find_arg(node, "dtype")
+    if dtype_arg is not None:
+        index = next(i for i, a in enumerate(node.args) if a is dtype_arg)
+        if index > 0:
+            edit = NodeEdit(node.args[index - 1].value, "", where="after", until=dtype_arg)
+        else:
+            return None
+        return NodeFix(Applicability.UNSAFE, "Sum in int64: drop `dtype=`", (edit,))
+    receiver = node.func.value if isinstance(node.func, cst.Attribute) else (node.args[0].value if node.args else None)
+    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in CASTS:
+        inner = receiver.func.value
+        if model.value_of(inner).mask:
+            return NodeFix(
+                Applicability.UNSAFE,
+                "Sum in int64: drop the cast to float",
+                # the inner node's own code keeps its parentheses: `(pred == y)`
+                (NodeEdit(receiver, model.module.code_for_node(inner)),),
+            )
+    return None

@@ -1,0 +1,117 @@
+"""PH003 float-count-collective."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from precision_lint.diagnostics import Severity
+from precision_lint.model.accumulators import Accumulator
+from precision_lint.model.expressions import find_arg
+from precision_lint.model.semantic import SemanticModel
+from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
+
+COLLECTIVES = {
+    # qualified name -> (keyword, position) of the tensor that is reduced or sent
+    "torch.distributed.all_reduce": ("tensor", 0),
+    "torch.distributed.reduce": ("tensor", 0),
+    "torch.distributed.all_reduce_coalesced": ("tensors", 0),
+    "torch.distributed.all_gather": ("tensor", 1),
+    "torch.distributed.all_gather_into_tensor": ("input_tensor", 1),
+    "torch.distributed.reduce_scatter": ("input_list", 1),
+    "torch.distributed.reduce_scatter_tensor": ("input", 1),
+}
+
+
+class FloatCountCollective(Rule):
+    """
+    ## What it does
+    Checks for `torch.distributed` collectives (`all_reduce`, `reduce`,
+    `all_gather`, `reduce_scatter` and their `_tensor`/`_into_tensor` variants, through
+    any alias such as `dist`) of a floating tensor that holds integer counts: an
+    accumulator of counts (PH001), a count converted to float or summed in float
+    (PH002), or a `[loss, count]` tensor packed into one float tensor.
+
+    ## Why is this bad?
+    Each rank's count may be small; their sum over thousands of ranks is not. A float32
+    all-reduce of per-rank counts of 600,000,001 and 600,000,002 gives 1,200,000,000;
+    in int64 it gives 1,200,000,003. Megatron-LM all-reduced its zero-gradient count in
+    float32 until the accumulator became int64.
+
+    ## Example
+    ```python
+    tokens = (labels != -100).sum().float()
+    dist.all_reduce(tokens)
+    ```
+
+    Use instead:
+    ```python
+    tokens = (labels != -100).sum()  # int64
+    dist.all_reduce(tokens)
+    ```
+
+    ## Fix safety
+    None here: the fix is the one of the line that made the tensor floating (PH001 or
+    PH002), which the diagnostic names as a related location.
+    """
+
+    code = "PH003"
+    name = "float-count-collective"
+    summary = "A collective over a floating tensor that holds counts"
+    fix_availability = FixAvailability.NONE
+
+    VALID = [
+        "import torch.distributed as dist\nimport torch\nn = (labels != -100).sum()\ndist.all_reduce(n)\n",
+        "import torch.distributed as dist\nimport torch\nloss = model(x).loss.detach()\ndist.all_reduce(loss)\n",
+        "import torch.distributed as dist\nimport torch\nn = torch.zeros(1, dtype=torch.int64)\nfor b in bs:\n    n += b.numel()\ndist.all_reduce(n)\n",
+    ]
+    INVALID = [
+        Invalid("import torch.distributed as dist\nimport torch\nn = (labels != -100).sum().float()\ndist.all_reduce(n)\n"),
+        Invalid(
+            "import torch\nfrom torch import distributed as dist\nacc = torch.zeros(1)\nfor b in bs:\n    acc += (b == 0).sum()\n"
+            "dist.all_reduce(acc, op=dist.ReduceOp.SUM)\n"
+        ),
+        Invalid(
+            "import torch\nimport torch.distributed as dist\nn = len(batch)\npacked = torch.cat([loss.float().view(1), torch.tensor([n]).view(1)])\n"
+            "dist.all_reduce(packed)\n"
+        ),
+        Invalid("import torch\nimport torch.distributed as dist\nc = (p == y).float().sum()\nout = [torch.zeros_like(c), torch.zeros_like(c)]\ndist.all_gather(out, c)\n"),
+    ]
+
+    def check(self, model: SemanticModel) -> Iterable[Finding]:
+        calls = {id(fact.node): fact for fact in model.calls}
+        accumulators = {id(a.creation): a for a in model.accumulators}
+        for fact in model.calls:
+            if fact.qualified not in COLLECTIVES:
+                continue
+            keyword, position = COLLECTIVES[fact.qualified]
+            arg = find_arg(fact.node, keyword, position)
+            if arg is None:
+                continue
+            value = model.value_of(arg.value)
+            if not value.is_floating:
+                continue
+            site, why = None, ""
+            if value.float_count and value.float_count in calls:
+                site, why = calls[value.float_count].node, "where the counts became floating"
+            else:
+                counting = [accumulators[id(c)] for c in value.origins if id(c) in accumulators]
+                counting = [a for a in counting if _holds_counts(a)]
+                if counting:
+                    site, why = counting[0].creation.node, "the float accumulator of counts"
+            if site is None:
+                continue
+            dtype = value.dtype.name if value.dtype is not None else "a float dtype"
+            name = fact.qualified.rpartition(".")[2]
+            message = f"`{name}` of counts held in {dtype}: the sum over ranks is rounded"
+            yield Finding(
+                fact.node, message, Severity.ERROR, related=((site, why),),
+                note="No fix here: fix the related line (PH001 / PH002) so the counts stay int64.",
+            )  # fmt: skip
+
+
+def _holds_counts(accumulator: Accumulator) -> bool:
+    return any(add.adds_count_to_float for add in accumulator.adds)
+
+
+__all__ = ["FloatCountCollective", "cst"]
