@@ -8,7 +8,7 @@ import pickle
 import tempfile
 from pathlib import Path
 
-from . import __version__
+from . import __version__, rules
 from .diagnostics import Diagnostic
 
 _FORMAT = 1
@@ -21,10 +21,21 @@ def content_hash(path: Path) -> str | None:
         return None
 
 
+def _code_fingerprint() -> str:
+    """The tool's own source files (size and mtime): a development install whose rules
+    changed must not be served results from the old rules."""
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")) + sorted(Path(rules.__path__[0]).glob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    return digest.hexdigest()[:16]
+
+
 class ResultCache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.file = directory / f"v{__version__}-f{_FORMAT}" / "results.pickle"
+        self.file = directory / f"v{__version__}-f{_FORMAT}" / f"results-{_code_fingerprint()}.pickle"
         self.entries: dict[str, tuple[str, tuple[str, ...], list[Diagnostic]]] = {}
         self.dirty = False
         try:

@@ -42,10 +42,10 @@ def changed_lines(ref: str, cwd: Path) -> ChangedLines:
         raise DiffBaseError(f"--diff-base: `{ref}` is not a commit in {top}") from error
     changes: ChangedLines = {}
     current: Path | None = None
-    diff = _git(top, "diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-renames", ref, "--")
+    diff = _git(top, "-c", "core.quotepath=off", "diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-renames", ref, "--")
     for line in diff.splitlines():
         if line.startswith("+++ "):
-            name = line[4:]
+            name = _unquote(line[4:])
             current = None if name == "/dev/null" else (top / name[2:]).resolve()
             if current is not None:
                 changes.setdefault(current, set())
@@ -58,6 +58,16 @@ def changed_lines(ref: str, cwd: Path) -> ChangedLines:
         if name:
             changes[(top / name).resolve()] = None
     return changes
+
+
+def _unquote(name: str) -> str:
+    """A path as `git diff` prints it: a tab may end a name with spaces, and names
+    with unusual characters are C-quoted (`"b/a\\tb.py"`)."""
+    name = name.rstrip("\t")
+    if len(name) >= 2 and name[0] == name[-1] == '"':
+        raw = name[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        return raw.encode("latin-1").decode("utf-8", "surrogateescape")
+    return name
 
 
 def touches_changes(rows: list[tuple[int, int]], lines: "set[int] | None") -> bool:

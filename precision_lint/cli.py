@@ -221,6 +221,9 @@ def _check_command(args: argparse.Namespace) -> int:
     files = discover(paths, settings, force_exclude=args.force_exclude)
     if args.add_noqa and (args.fix or args.diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
+    if args.diff_base and (args.fix or args.diff or args.add_noqa):
+        # it filters what is reported; fixing only changed lines is not what --fix does
+        raise ConfigError("--diff-base selects findings to report; it cannot be combined with --fix, --diff or --add-noqa")
     changes = changed_lines(args.diff_base, Path.cwd()) if args.diff_base else None
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
     gate = None
@@ -336,15 +339,19 @@ def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO)
     return EXIT_CLEAN
 
 
-def _write_diagnostics(args, remaining: list[Diagnostic], fixed: list[Diagnostic], out: TextIO) -> None:
+def _write_diagnostics(
+    args, remaining: list[Diagnostic], fixed: list[Diagnostic], out: TextIO, texts: dict[str, str] | None = None
+) -> None:
     if args.statistics:
         write_statistics(remaining, out, args.unsafe_fixes)
         return
     if args.output_format in DOCUMENT_WRITERS:
         DOCUMENT_WRITERS[args.output_format](remaining, out, report_root())
         return
-    writer = write_full if args.output_format == "full" else write_concise
-    writer(remaining, out, args.unsafe_fixes)
+    if args.output_format == "full":
+        write_full(remaining, out, args.unsafe_fixes, texts)
+    else:
+        write_concise(remaining, out, args.unsafe_fixes)
     if args.show_fixes:
         write_fixed(fixed, out)
     if not args.quiet:
@@ -376,6 +383,9 @@ def _step_summary(diagnostics: list[Diagnostic]) -> None:
 
 
 def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
+    for flag, given in (("--diff-base", args.diff_base), ("--add-noqa", args.add_noqa), ("--verify", args.verify)):
+        if given:
+            raise ConfigError(f"{flag} works on files, not on stdin")
     filename = args.stdin_filename or "-"
     source = sys.stdin.read()
     codes = settings.codes_for(filename, enabled)
@@ -395,9 +405,15 @@ def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
             return EXIT_FINDINGS
         return EXIT_FINDINGS if outcome.remaining and not args.exit_zero else EXIT_CLEAN
     diagnostics = mark_unfixable(check_source(source, filename, codes), unfixable)
-    _write_diagnostics(args, diagnostics, [], sys.stdout)
+    if args.output_file is not None:
+        args.output_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(args.output_file, "w", encoding="utf-8") as out:
+            _write_diagnostics(args, diagnostics, [], out, {filename: source})
+    else:
+        _write_diagnostics(args, diagnostics, [], sys.stdout, {filename: source})
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
 def _one_line(diagnostic: Diagnostic) -> str:
-    return f"{diagnostic.filename}:{diagnostic.location.row}:{diagnostic.location.column}: {diagnostic.code or ''} {diagnostic.message}"
+    code = f" {diagnostic.code}" if diagnostic.code else ""
+    return f"{diagnostic.filename}:{diagnostic.location.row}:{diagnostic.location.column}:{code} {diagnostic.message}"

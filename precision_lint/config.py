@@ -59,9 +59,12 @@ class Settings:
     def unfixable_codes(self) -> frozenset[str]:
         return matching_codes(self.unfixable)
 
-    def is_excluded(self, path: str) -> bool:
+    def is_excluded(self, path: str, base: Path | None = None) -> bool:
+        """Whether `path` matches an exclude pattern: as a whole (relative to the config's
+        root) or by one of its folders, counting only folders below `base` (the path
+        given on the command line) and below the root, never above."""
         relative = self.relative(path)
-        parts = PurePosixPath(relative).parts
+        parts = _parts_below(Path(path).absolute(), [self.root, *([base.absolute()] if base else [])])
         for pattern in [*self.exclude, *self.extend_exclude]:
             if _matches(pattern, relative) or any(fnmatch.fnmatchcase(part, pattern) for part in parts):
                 return True
@@ -73,6 +76,19 @@ class Settings:
             return absolute.relative_to(self.root).as_posix()
         except ValueError:
             return absolute.as_posix()
+
+
+def _parts_below(path: Path, anchors: list[Path]) -> tuple[str, ...]:
+    """The components of `path` below the deepest anchor that contains it."""
+    best: tuple[str, ...] | None = None
+    for anchor in anchors:
+        try:
+            parts = path.relative_to(anchor).parts
+        except ValueError:
+            continue
+        if best is None or len(parts) < len(best):
+            best = parts
+    return best if best is not None else (path.name,)
 
 
 def _matches(pattern: str, relative: str) -> bool:

@@ -1,7 +1,7 @@
 """What the linter reports: diagnostics with 1-based positions, and their fixes."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -68,10 +68,3 @@ class Diagnostic:
     def sort_key(self) -> tuple:
         return (self.filename, self.location, self.code or "")
 
-
-@dataclass
-class FileResult:
-    filename: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Set when the file could not be read or decoded at all.
-    error: str | None = None

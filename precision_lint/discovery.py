@@ -16,7 +16,7 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
     for path in paths:
         if path.is_file():
             # An explicitly named file is checked unless --force-exclude says otherwise.
-            if not (force_exclude and (settings.is_excluded(str(path)) or _git_ignored(path))):
+            if not (force_exclude and (settings.is_excluded(str(path), path.parent) or _git_ignored(path))):
                 found[path] = None
             continue
         for candidate in _walk(path, settings):
@@ -31,14 +31,14 @@ def _walk(directory: Path, settings: Settings) -> list[Path]:
     return sorted(
         path
         for path in listed
-        if path.suffix in PYTHON_SUFFIXES and path.is_file() and not settings.is_excluded(str(path))
+        if path.suffix in PYTHON_SUFFIXES and path.is_file() and not settings.is_excluded(str(path), directory)
     )
 
 
 def _plain_walk(directory: Path, settings: Settings) -> list[Path]:
     result = []
     for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
+        dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d), directory))
         result.extend(Path(root) / name for name in files)
     return result
 

@@ -69,6 +69,8 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    # The severity most of its findings have (SARIF's default level); a finding may differ.
+    default_severity: ClassVar[Severity] = Severity.ERROR
     # A rule about suppressions themselves (PH100) runs after the others, on the
     # noqa directives, instead of on the model.
     checks_suppressions: ClassVar[bool] = False

@@ -35,7 +35,6 @@ class FileReport:
     fixed: list[Diagnostic] = field(default_factory=list)
     diff: str = ""
     error: str | None = None
-    content_hash: str | None = None
 
 
 def run_job(job: Job) -> FileReport:

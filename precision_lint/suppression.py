@@ -1,7 +1,9 @@
 """`# noqa` and `# noqa: PH001, PH002` comments on the reported line."""
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 
 _NOQA = re.compile(
@@ -20,6 +22,8 @@ class Noqa:
     # 0-based character span of the directive within its line.
     start: int
     end: int
+    # more comment text after the directive (`# noqa: PH001 counts are small`)
+    trailing_text: bool = False
 
     def suppresses(self, code: str | None) -> bool:
         if code is None:
@@ -32,22 +36,30 @@ class Noqa:
 
 
 def noqa_by_line(source: str) -> dict[int, Noqa]:
-    """1-based line -> its noqa directive (only lines that have one)."""
+    """1-based line -> its noqa directive (only lines that have one). Only real
+    comments count (the tokenizer tells them from `# noqa` inside a string), and
+    lines are numbered as Python numbers them (a form feed is not a line break)."""
     directives: dict[int, Noqa] = {}
     if "noqa" not in source.lower():
         return directives
-    for number, line in enumerate(source.splitlines(), start=1):
-        if "#" not in line:
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return directives  # the file does not parse: it is reported as such
+    for token in tokens:
+        if token.type != tokenize.COMMENT:
             continue
-        match = _NOQA.search(line)
+        match = _NOQA.search(token.string)
         if match is None:
             continue
+        row, column = token.start
         codes = match.group("codes")
-        directives[number] = Noqa(
-            number,
+        directives[row] = Noqa(
+            row,
             None if codes is None else tuple(c.upper() for c in _CODE.findall(codes)),
-            match.start(),
-            match.end(),
+            column + match.start(),
+            column + match.end(),
+            trailing_text=bool(token.string[match.end() :].strip()),
         )
     return directives
 

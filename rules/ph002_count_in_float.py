@@ -57,6 +57,7 @@ class CountInFloat(Rule):
     name = "count-in-float"
     summary = "Integer counts computed in or converted to floating point"
     fix_availability = FixAvailability.SOMETIMES
+    default_severity = Severity.WARNING
 
     VALID = [
         "import torch\nacc = (pred == y).float().mean()\n",

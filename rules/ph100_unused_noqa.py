@@ -42,6 +42,7 @@ class UnusedNoqa(Rule):
     name = "unused-noqa"
     summary = "Unused `noqa` directive"
     fix_availability = FixAvailability.ALWAYS
+    default_severity = Severity.WARNING
     checks_suppressions = True
     example_codes = ("PH001",)
 
@@ -50,6 +51,8 @@ class UnusedNoqa(Rule):
         "import torch\nacc = torch.zeros(1)  # noqa: PH001\nfor x in xs:\n    acc += (x == 0).sum()\nprint(acc)\n",
         # other tools' codes and bare noqa are not ours to judge
         "import torch\nx = torch.zeros(1)  # noqa: E501\ny = 1  # noqa\n",
+        # a `# noqa` inside a string is not a directive
+        "import torch\nMSG = 'write # noqa: PH001 to silence it'\n",
     ]
     INVALID = [
         Invalid(
@@ -60,6 +63,12 @@ class UnusedNoqa(Rule):
         Invalid(
             "import torch\nn = torch.zeros(1, dtype=torch.int64)  # noqa: E501, PH001\n",
             fixed="import torch\nn = torch.zeros(1, dtype=torch.int64)  # noqa: E501\n",
+            applicability=Applicability.SAFE,
+        ),
+        # text after the directive stays a comment
+        Invalid(
+            "import torch\nn = torch.zeros(1, dtype=torch.int64)  # noqa: PH001 counts are small\n",
+            fixed="import torch\nn = torch.zeros(1, dtype=torch.int64)  # counts are small\n",
             applicability=Applicability.SAFE,
         ),
     ]
@@ -83,6 +92,8 @@ class UnusedNoqa(Rule):
             start, end = directive.start, directive.end
             if kept:
                 replacement = directive_text(kept)
+            elif directive.trailing_text:
+                replacement = "#"  # keep the rest of the comment a comment
             else:
                 replacement = ""
                 start = len(line[:start].rstrip())  # drop the spaces before the comment too

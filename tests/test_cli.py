@@ -288,7 +288,7 @@ def test_json_output(tmp_path):
     assert finding["end_location"] == {"row": 2, "column": 21}
     assert finding["noqa_row"] == 2
     assert finding["severity"] == "error"
-    assert "url" in finding and (finding["url"] is None or isinstance(finding["url"], str))
+    assert finding["url"] is None  # no hosted rule pages (yet): `precision-lint rule CODE`
     assert finding["fix"] == {
         "applicability": "safe",
         "message": "Use `dtype=torch.int64`",

@@ -44,5 +44,6 @@ def test_fixture_fix(path: Path):
         return
     assert outcome.source == expected_path.read_text()
     cst.parse_module(outcome.source)
+    compile(outcome.source, str(expected_path), "exec")
     again = fix_source(outcome.source, str(path), ALL_CODES, unsafe=True)
     assert again.source == outcome.source and again.fixed == []

@@ -25,6 +25,9 @@ def test_wheel_contains_the_rules_as_a_subpackage(wheel, repo_root):
     names = zipfile.ZipFile(wheel).namelist()
     for rule_file in (repo_root / "rules").glob("*.py"):
         assert f"precision_lint/rules/{rule_file.name}" in names
+    # every subpackage of the source tree ships (verify included)
+    for module in (repo_root / "precision_lint").rglob("*.py"):
+        assert module.relative_to(repo_root).as_posix() in names, module
     assert not any(name.startswith("rules/") for name in names)  # no top-level `rules` package
     assert any(name.endswith("entry_points.txt") for name in names)
 

@@ -45,6 +45,7 @@ def test_invalid_example_is_flagged_and_fixed(rule, index, case):
     assert outcome.error is None
     assert outcome.source == case.fixed
     cst.parse_module(outcome.source)  # re-parses
+    compile(outcome.source, "<fixed>", "exec")  # and Python compiles it
     again = fix_source(outcome.source, "example.py", _codes(rule), unsafe=True)
     assert again.source == outcome.source and again.fixed == []  # idempotent
     assert _own(again.remaining, rule) == []  # the hazard is gone

@@ -79,6 +79,8 @@ def _whole_number(node: cst.Float) -> str:
     value = float(node.value)
     if not value.is_integer():
         raise NoRewrite(f"the initial value {node.value} is not a whole number")
+    if abs(value) >= 2**63:
+        raise NoRewrite(f"the initial value {node.value} does not fit in int64")
     return str(int(value))
 
 

@@ -86,6 +86,15 @@ def find_arg(call: cst.Call, keyword: str, position: int | None = None) -> cst.A
     return None
 
 
+def dotted_name_of(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name_of(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    return None
+
+
 def public_attribute(key: str) -> bool:
     name = key.split(".", 1)[1]
     return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
@@ -327,6 +336,8 @@ class ExpressionEvaluator:
         """(present, dtype) of a `dtype=` argument."""
         value = self.arg_value(node, values, find_arg(node, "dtype"))
         if value is None:
+            if any(arg.star == "**" for arg in node.args):
+                return True, None  # `**options` may carry a dtype: unknown
             return False, None
         return True, value.dtype if value.kind is Kind.DTYPE else None
 
@@ -457,7 +468,7 @@ class ExpressionEvaluator:
             for target, addend in ((first, second), (second, first)):
                 if same_place(out.value, target.value) and not (subtract and target is second):
                     target_value = self.arg_value(node, values, target) or UNKNOWN
-                    addend_value = self.arg_value(node, values, addend) or UNKNOWN
+                    addend_value = _scaled_by_alpha(node, values, self.arg_value(node, values, addend) or UNKNOWN)
                     return self.accumulate(node, target_value, addend.value, addend_value, in_place=True)
         self._consume_args(node, values, Effect.SAFE, "read by torch.add()")
         if len(values) >= 2:
@@ -521,7 +532,8 @@ class ExpressionEvaluator:
     ) -> Value:
         first = values[0] if values else UNKNOWN
         if method in api.INPLACE_ADD_METHODS and node.args:
-            return self.accumulate(node, receiver, node.args[0].value, first, in_place=True)
+            addend = _scaled_by_alpha(node, values, first)
+            return self.accumulate(node, receiver, node.args[0].value, addend, in_place=True)
         effect, reason = Effect.ESCAPES, f"used with .{method}()"
         result = UNKNOWN
         if method in api.INPLACE_SCALE_METHODS or method in api.FILL_METHODS:
@@ -534,7 +546,7 @@ class ExpressionEvaluator:
             effect, reason, result = Effect.SAFE, f"moved or viewed with .{method}()", receiver
         elif method in api.BREAKING_METHODS:
             effect, reason = Effect.BREAKS, f"used with .{method}(), which fails on int64"
-        elif method == "to" and not any(v.kind is Kind.DTYPE for v in values):
+        elif method == "to" and not any(v.kind is Kind.DTYPE or _converts_like_a_tensor(node, v) for v in values):
             effect, reason, result = Effect.SAFE, "moved with .to()", receiver
         elif method in api.READING_METHODS or method in api.NEW_METHODS:
             effect, reason = Effect.SAFE, f"read by .{method}()"
@@ -578,6 +590,8 @@ class ExpressionEvaluator:
             for value in values:
                 if value.kind is Kind.DTYPE:
                     return convert(receiver, value.dtype, site=id(node)) if value.dtype else Value.tensor(None)
+                if method == "to" and _converts_like_a_tensor(node, value):
+                    return convert(receiver, value.dtype, site=id(node))  # `x.to(other)`: other's dtype
             return receiver
         if method == "type_as":
             template = values[0] if values else UNKNOWN
@@ -627,6 +641,31 @@ class ExpressionEvaluator:
                 self.log.record_add(creation, Add(statement, addend_node, kind, dtype_after))
         self.consume(addend, addend_node, Effect.ESCAPES, "added into another tensor")
         return result
+
+
+_DEVICE_WORDS = ("device", "cuda", "cpu", "gpu", "rank", "dev", "mps", "xpu")
+
+
+def _converts_like_a_tensor(call: cst.Call, value: Value) -> bool:
+    """Whether `x.to(arg)` takes arg's dtype: arg is a tensor, or a name that does not
+    look like a device (`torch.zeros(n).to(lprobs)`), whose dtype we then do not know."""
+    if value.is_tensor:
+        return True
+    if value.kind is not Kind.UNKNOWN or not call.args or call.args[0].keyword is not None:
+        return False
+    name = dotted_name_of(call.args[0].value)
+    return name is not None and not any(word in name.lower() for word in _DEVICE_WORDS)
+
+
+def _scaled_by_alpha(call: cst.Call, values: Sequence[Value], addend: Value) -> Value:
+    """`add_(n, alpha=a)` adds `a * n`: a count only while `a` is a whole number."""
+    alpha = find_arg(call, "alpha")
+    if alpha is None:
+        return addend
+    for arg, value in zip(call.args, values):
+        if arg is alpha:
+            return arithmetic(cst.Multiply(), addend, value)
+    return UNKNOWN
 
 
 def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:

@@ -49,6 +49,19 @@ class ImportMap:
 def collect_imports(module: cst.Module) -> ImportMap:
     imports = ImportMap()
     _collect(module.body, imports, top_level=True)
+    # where a fix may add `import torch`: before the first import directly in the
+    # module body (not one inside a top-level `try:` or `if`)
+    imports.first_import = next(
+        (
+            small
+            for statement in module.body
+            if isinstance(statement, cst.SimpleStatementLine)
+            for small in statement.body
+            if isinstance(small, cst.Import)
+            or (isinstance(small, cst.ImportFrom) and not (small.module and dotted_name(small.module) == "__future__"))
+        ),
+        None,
+    )
     return imports
 
 
@@ -67,13 +80,7 @@ def _collect(block, imports: ImportMap, top_level: bool) -> None:
             _collect(child_statements(statement), imports, nested_top)
 
 
-def _note_top_level(node: cst.CSTNode, imports: ImportMap, top_level: bool) -> None:
-    if top_level and imports.first_import is None:
-        imports.first_import = node
-
-
 def _import(node: cst.Import, imports: ImportMap, top_level: bool) -> None:
-    _note_top_level(node, imports, top_level)
     for alias in node.names:
         full = dotted_name(alias.name)
         if full is None:
@@ -95,7 +102,6 @@ def _import_from(node: cst.ImportFrom, imports: ImportMap, top_level: bool) -> N
     module = dotted_name(node.module)
     if module is None or module == "__future__":
         return
-    _note_top_level(node, imports, top_level)
     if isinstance(node.names, cst.ImportStar):
         return
     for alias in node.names:

@@ -52,7 +52,7 @@ def rule_descriptor(rule: type[Rule]) -> dict:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": _what_it_does(rule)},
         "help": {"text": documentation, "markdown": documentation},
-        "defaultConfiguration": {"level": "error"},
+        "defaultConfiguration": {"level": _level(rule.default_severity)},
         "properties": {"tags": tags, "fixAvailability": rule.fix_availability.value},
     }
 

@@ -37,8 +37,9 @@ def write_concise(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool) -> N
         out.write(headline(diagnostic, unsafe) + "\n")
 
 
-def write_full(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool) -> None:
-    sources: dict[str, LineIndex | None] = {}
+def write_full(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool, texts: dict[str, str] | None = None) -> None:
+    """`texts`: source already in hand (stdin), by filename, instead of reading the file."""
+    sources: dict[str, LineIndex | None] = {name: LineIndex(text) for name, text in (texts or {}).items()}
     for diagnostic in diagnostics:
         out.write(headline(diagnostic, unsafe) + "\n")
         index = sources.get(diagnostic.filename)

@@ -62,6 +62,8 @@ def verify_command(args) -> int:
         results = [_verify_call(args, options)]
     else:
         results = verify_paths(paths, codes, settings, options, sys.stderr)
+    if args.output_file:
+        args.output_file.parent.mkdir(parents=True, exist_ok=True)
     out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     try:
         {"full": report.write_table, "json": report.write_json, "markdown": report.write_markdown}[args.output_format](results, out)
@@ -93,9 +95,13 @@ def _verify_call(args, options: Options) -> Result:
         return result
     result.line, result.column = fixed.fixed[0].location.row, fixed.fixed[0].location.column
     job = {"call": args.call, "inputs": args.inputs, "fixed_source": fixed.source, "module_file": spec.origin, "device": options.device}
-    completed = subprocess.run(
-        [sys.executable, "-m", "precision_lint.verify.call"], input=json.dumps(job), capture_output=True, text=True, timeout=options.timeout
-    )
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-m", "precision_lint.verify.call"], input=json.dumps(job), capture_output=True, text=True, timeout=options.timeout
+        )
+    except subprocess.TimeoutExpired:
+        result.verdict, result.detail = ERROR, f"the call ran past --timeout {options.timeout:g} s and was stopped"
+        return result
     if completed.returncode != 0 or not completed.stdout.strip():
         result.verdict, result.detail = ERROR, (completed.stderr.strip().splitlines() or ["no output"])[-1]
         return result

@@ -71,8 +71,11 @@ class Result:
 
 
 def verify_file(path: Path, codes: frozenset[str], options: Options) -> list[Result]:
-    source = read_source(path)
-    diagnostics = [d for d in check_source(source.text, str(path), codes & VERIFIABLE) if d.fix is not None]
+    try:
+        source = read_source(path)
+    except (OSError, UnicodeDecodeError, SyntaxError) as error:
+        return [Result("", str(path), 0, 0, verdict=SKIPPED, detail=f"cannot read the file: {error}")]
+    diagnostics = [d for d in check_source(source.text, str(path), codes & VERIFIABLE) if d.fix is not None and d.code]
     if not diagnostics:
         return []
     model = build_model(cst.parse_module(source.text))
