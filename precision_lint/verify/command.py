@@ -56,7 +56,7 @@ def verify_command(args) -> int:
     settings = load_settings(config, cwd)
     if args.select:
         settings.select = validate([s for value in args.select for s in value.split(",")])
-    codes = settings.enabled_codes() & VERIFIABLE
+    codes = settings.enabled_codes()
     options = options_from(args)
     if args.call:
         results = [_verify_call(args, options)]
