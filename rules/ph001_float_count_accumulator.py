@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from precision_lint.diagnostics import Applicability, Severity
-from precision_lint.fixes.safety import accumulator_name, int64_fix
+from precision_lint.fixes.safety import accumulator_finding
 from precision_lint.model.accumulators import Accumulator, AddendKind
 from precision_lint.model.dtypes import FLOAT64
 from precision_lint.model.semantic import SemanticModel
@@ -214,14 +214,9 @@ class FloatCountAccumulator(Rule):
         if any(add.kind is AddendKind.FLOATING for add in accumulator.adds):
             return None  # a float accumulator that also takes counts, e.g. [loss, n] packed
         dtype = min((add.dtype_after for add in hazards), key=lambda d: d.exact_integer_limit)
-        name = accumulator_name(hazards[0].statement, model.module)
         message = (
-            f"`{name}` accumulates integer counts in {dtype.name}, which is exact only up to "
+            f"`{{name}}` accumulates integer counts in {dtype.name}, which is exact only up to "
             f"{dtype.exact_integer_limit_text}"
         )
-        related = [(add.statement, "counts added here") for add in hazards]
-        fix, note, blocker = int64_fix(accumulator, model, name)
-        if blocker is not None:
-            related.append(blocker)
         severity = Severity.WARNING if dtype == FLOAT64 else Severity.ERROR
-        return Finding(accumulator.creation.node, message, severity, fix, tuple(related), note)
+        return accumulator_finding(accumulator, model, hazards, message, severity)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from precision_lint.diagnostics import Applicability, Severity
-from precision_lint.fixes.safety import accumulator_name, int64_fix
+from precision_lint.fixes.safety import accumulator_finding
 from precision_lint.model.accumulators import Accumulator, AddendKind
 from precision_lint.model.dtypes import INT32
 from precision_lint.model.semantic import SemanticModel
@@ -169,10 +169,5 @@ class Int32Counter(Rule):
         hazards = [add for add in accumulator.adds if add.kind is AddendKind.COUNT and add.dtype_after == INT32]
         if not hazards:
             return None
-        name = accumulator_name(hazards[0].statement, model.module)
-        message = f"`{name}` accumulates integer counts in int32, which wraps around past 2^31-1 = 2,147,483,647"
-        related = [(add.statement, "counts added here") for add in hazards]
-        fix, note, blocker = int64_fix(accumulator, model, name)
-        if blocker is not None:
-            related.append(blocker)
-        return Finding(accumulator.creation.node, message, Severity.ERROR, fix, tuple(related), note)
+        message = "`{name}` accumulates integer counts in int32, which wraps around past 2^31-1 = 2,147,483,647"
+        return accumulator_finding(accumulator, model, hazards, message, Severity.ERROR)

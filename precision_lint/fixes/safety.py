@@ -12,10 +12,10 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ..diagnostics import Applicability
+from ..diagnostics import Applicability, Severity
 from ..model.accumulators import Accumulator, AddendKind, Effect
 from ..model.semantic import SemanticModel
-from ..rule import NodeFix
+from ..rule import Finding, NodeFix
 from .int64 import NoRewrite, int64_rewrite
 
 
@@ -43,6 +43,20 @@ def int64_fix(accumulator: Accumulator, model: SemanticModel, name: str) -> FixD
     if worst is not None and worst.effect is Effect.ESCAPES:
         return FixDecision(unsafe, f"Unsafe fix: `{name}` is {worst.reason}.", (worst.node, f"escapes: {worst.reason}"))
     return FixDecision(NodeFix(Applicability.SAFE, rewrite.description, rewrite.edits), None, None)
+
+
+def accumulator_finding(
+    accumulator: Accumulator, model: SemanticModel, hazards: list, message: str, severity: Severity
+) -> Finding:
+    """The finding an int64-fixable accumulator gets: at its creation, with the adds
+    (and the use that decided the fix's safety) as related locations. `message` may
+    use `{name}`."""
+    name = accumulator_name(hazards[0].statement, model.module)
+    related = [(add.statement, "counts added here") for add in hazards]
+    fix, note, blocker = int64_fix(accumulator, model, name)
+    if blocker is not None:
+        related.append(blocker)
+    return Finding(accumulator.creation.node, message.format(name=name), severity, fix, tuple(related), note)
 
 
 def accumulator_name(statement: cst.CSTNode, module: cst.Module) -> str:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from .accumulators import Effect
 from .expressions import Env, ExpressionEvaluator, find_arg, public_attribute, same_place, target_key
-from .values import UNKNOWN, Kind, Value, join
+from .values import UNKNOWN, Value, join
 from .walk import walk
 
 _ADD_OPS = (cst.AddAssign, cst.SubtractAssign)

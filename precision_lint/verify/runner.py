@@ -14,7 +14,6 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..diagnostics import Diagnostic
 from ..engine import check_source
 from ..model.semantic import build_model
 from ..source import read_source
