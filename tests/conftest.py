@@ -5,6 +5,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+# A float32 accumulator of counts: PH001 with a safe fix.
+HAZARD = "import torch\nacc = torch.zeros(1)\nfor x in xs:\n    acc += (x == 0).sum()\nprint(acc.item())\n"
+HAZARD_FIXED = HAZARD.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int64)")
+# The accumulator is returned: the fix is unsafe, plain --fix leaves it alone.
+UNSAFE = "import torch\ndef f(xs):\n    acc = torch.zeros(1)\n    for x in xs:\n        acc += (x == 0).sum()\n    return acc\n"
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:

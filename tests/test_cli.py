@@ -9,26 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import HAZARD, HAZARD_FIXED, UNSAFE, run_cli
 
-# A float32 accumulator of counts: PH001 with a safe fix.
-HAZARD = (
-    "import torch\n"
-    "acc = torch.zeros(1)\n"
-    "for x in xs:\n"
-    "    acc += (x == 0).sum()\n"
-    "print(acc.item())\n"
-)
-HAZARD_FIXED = HAZARD.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int64)")
-# The accumulator is returned: the fix is unsafe, plain --fix leaves it alone.
-UNSAFE = (
-    "import torch\n"
-    "def f(xs):\n"
-    "    acc = torch.zeros(1)\n"
-    "    for x in xs:\n"
-    "        acc += (x == 0).sum()\n"
-    "    return acc\n"
-)
 UNSAFE_FIXED = UNSAFE.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int64)")
 CLEAN = (
     "import torch\n"

@@ -9,25 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import HAZARD, HAZARD_FIXED, UNSAFE, run_cli
 from precision_lint.runner import PARALLEL_THRESHOLD
 
-HAZARD = (
-    "import torch\n"
-    "acc = torch.zeros(1)\n"
-    "for x in xs:\n"
-    "    acc += (x == 0).sum()\n"
-    "print(acc.item())\n"
-)
-HAZARD_FIXED = HAZARD.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int64)")
-UNSAFE = (
-    "import torch\n"
-    "def f(xs):\n"
-    "    acc = torch.zeros(1)\n"
-    "    for x in xs:\n"
-    "        acc += (x == 0).sum()\n"
-    "    return acc\n"
-)
 # No name binds the torch module: the fix adds `import torch` as a new line.
 FROM_IMPORT = (
     "from torch import zeros as z, float32 as f32, count_nonzero\n"
