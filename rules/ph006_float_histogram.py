@@ -7,6 +7,7 @@ import libcst as cst
 
 from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.int64 import NoRewrite, int64_rewrite
+from precision_lint.model.accumulators import Effect
 from precision_lint.model.dtypes import FLOAT64
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
@@ -86,6 +87,8 @@ class FloatHistogram(Rule):
             fixed="import torch\nc = torch.zeros(4, dtype=torch.int64)\nc.index_put_((idx,), torch.ones(3, dtype=torch.int64), accumulate=True)\n",
             applicability=Applicability.UNSAFE,
         ),
+        # a buffer divided in place afterwards cannot be int64: no fix
+        Invalid("import torch\nc = torch.zeros(4)\nc.scatter_add_(0, idx, torch.ones(3))\nc.div_(3)\n", fixed=None),
         # a float mask is ones too; the buffer comes from elsewhere: no fix
         Invalid(
             "import torch\ndef f(base, idx, x):\n    buf = base.float()\n    buf.scatter_add_(0, idx, (x > 0).float())\n",
@@ -154,6 +157,11 @@ def _counts_ones(value: Value, model: SemanticModel) -> bool:
 def _int64_pair(buffer: Value, ones: Value, model: SemanticModel):
     if len(buffer.origins) != 1 or len(ones.origins) != 1:
         return None, "No fix: the buffer or the ones are not created here."
+    (creation,) = buffer.origins
+    facts = next((a for a in model.accumulators if a.creation is creation), None)
+    worst = facts.worst_use() if facts is not None else None
+    if worst is not None and worst.effect is Effect.BREAKS:
+        return None, f"No fix: the buffer is {worst.reason}."
     edits = []
     try:
         for value in (buffer, ones):
