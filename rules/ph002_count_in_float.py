@@ -61,6 +61,8 @@ class CountInFloat(Rule):
 
     VALID = [
         "import torch\nacc = (pred == y).float().mean()\n",
+        # a float32 count used once, per batch, as a ratio
+        "import torch\nhits = (pred == y).float().sum()\nprint(hits / y.numel())\n",
         "import torch\nn = (pred == y).sum()\n",
         "import torch\nratio = (pred == y).sum().float() / y.numel()\n",
         "import torch\nn = (pred == y).sum().item()\nx = float(n)\n",
@@ -69,8 +71,9 @@ class CountInFloat(Rule):
     ]
     INVALID = [
         Invalid(
-            "import torch\ncorrect = (pred == y).float().sum()\n",
-            fixed="import torch\ncorrect = (pred == y).sum()\n",
+            "import torch\ncorrect = torch.zeros(1)\nfor pred, y in batches:\n    correct += (pred == y).float().sum()\n",
+            # (PH001 then flags the float32 accumulator itself)
+            fixed="import torch\ncorrect = torch.zeros(1)\nfor pred, y in batches:\n    correct += (pred == y).sum()\n",
             applicability=Applicability.UNSAFE,
         ),
         Invalid(
@@ -89,15 +92,18 @@ class CountInFloat(Rule):
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
+        # where float counts are accumulated: a float32 sum matters there, not in a
+        # one-off per-batch ratio
+        accumulated = {model.value_of(add.addend).float_count for a in model.accumulators for add in a.adds}
         for fact in model.calls:
             value = model.value_of(fact.node)
             if value.float_count != id(fact.node):
                 continue  # counts did not become float at this call
-            finding = self._finding(fact, value, model)
+            finding = self._finding(fact, value, model, id(fact.node) in accumulated)
             if finding is not None:
                 yield finding
 
-    def _finding(self, fact: CallFact, value: Value, model: SemanticModel) -> Finding | None:
+    def _finding(self, fact: CallFact, value: Value, model: SemanticModel, accumulated: bool) -> Finding | None:
         dtype = value.dtype
         name = dtype.name if dtype is not None else "a float dtype"
         if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"):
@@ -108,8 +114,8 @@ class CountInFloat(Rule):
                 note="No fix: keep the count in its own int64 tensor (or reduce it separately).",
             )
         is_sum = fact.method == "sum" or fact.qualified == "torch.sum"
-        if not is_sum and dtype not in LOW_PRECISION:
-            return None  # a count converted to float32/64 once (a ratio) is fine
+        if dtype not in LOW_PRECISION and not (is_sum and accumulated):
+            return None  # a float32 count used once (a per-batch ratio) is exact enough
         severity = Severity.ERROR if dtype in LOW_PRECISION else Severity.WARNING
         limit = dtype.exact_integer_limit_text if dtype is not None else "its limit"
         what = "summed" if is_sum else "converted"

@@ -57,6 +57,8 @@ class LowPrecisionPositions(Rule):
 
     VALID = [
         "import torch\nt = torch.arange(4096)\n",
+        # literal bounds within the exact range: test data, not long positions
+        "import torch\nkeys = torch.arange(32, dtype=torch.bfloat16)\nids = torch.arange(16, 48).half()\n",
         "import torch\nt = torch.arange(4096, dtype=torch.float32)\n",
         "import torch\nt = torch.arange(4096).float()\n",
         # a plain attribute is not cast with the module
@@ -123,6 +125,8 @@ class LowPrecisionPositions(Rule):
         dtype_arg = find_arg(fact.node, "dtype")
         if dtype_arg is None:
             return None
+        if _exact_range(fact.node, model.value_of(dtype_arg.value).dtype):
+            return None  # `torch.arange(32, dtype=torch.bfloat16)`: small enough to be exact
         dtype = model.value_of(dtype_arg.value)
         torch_name = model.imports.torch_alias() or "torch"
         fix = NodeFix(Applicability.UNSAFE, "Build the positions in float32", (NodeEdit(dtype_arg.value, f"{torch_name}.float32"),))
@@ -137,6 +141,8 @@ class LowPrecisionPositions(Rule):
         assert isinstance(func, cst.Attribute)
         if not model.value_of(func.value).positions:
             return None
+        if isinstance(func.value, cst.Call) and _exact_range(func.value, model.value_of(fact.node).dtype):
+            return None  # `torch.arange(16).half()`: every value is exact
         result = model.value_of(fact.node)
         torch_name = model.imports.torch_alias() or "torch"
         dtype_args = [a for a in fact.node.args if model.value_of(a.value).kind is Kind.DTYPE]
@@ -160,6 +166,17 @@ class LowPrecisionPositions(Rule):
     def _finding(node, what: str, dtype, fix: NodeFix) -> Finding:
         message = f"{what}: {dtype.name} holds integers exactly only up to {LOW_PRECISION[dtype]}"
         return Finding(node, message, Severity.ERROR, fix, note=FIX_NOTE)
+
+
+def _exact_range(arange: cst.Call, dtype) -> bool:
+    """Whether `torch.arange(...)`'s bounds are integer literals within what `dtype`
+    holds exactly (test data such as `torch.arange(32, dtype=torch.bfloat16)`)."""
+    if dtype not in LOW_PRECISION:
+        return False
+    bounds = [a.value for a in arange.args if a.keyword is None][:2]
+    if not bounds or not all(isinstance(b, cst.Integer) for b in bounds):
+        return False
+    return max(int(b.value, 0) for b in bounds) <= dtype.exact_integer_limit
 
 
 _BUFFER_MESSAGE = (
