@@ -179,6 +179,14 @@ class FloatCountAccumulator(Rule):
             "import torch\nbase = torch.zeros(4, dtype=torch.half)\nacc = base.new_zeros(1)\nfor m in ms:\n    acc += m.bool().sum()\nacc /= len(ms)\n",
             fixed=None,
         ),
+        # reset with fill_(0.0): still safe on int64
+        Invalid(
+            "import torch\nn = torch.zeros(1)\nfor x in xs:\n    n += x.numel()\nprint(n.item())\nn.fill_(0.0)\n",
+            fixed="import torch\nn = torch.zeros(1, dtype=torch.int64)\nfor x in xs:\n    n += x.numel()\nprint(n.item())\nn.fill_(0.0)\n",
+            applicability=Applicability.SAFE,
+        ),
+        # scaled by a float in place: no fix
+        Invalid("import torch\nn = torch.zeros(1)\nfor x in xs:\n    n += x.numel()\nn.mul_(0.5)\n", fixed=None),
         # self state across methods: private attribute used only in the class
         Invalid(
             "import torch\nclass Acc:\n    def __init__(self):\n        self._correct = torch.tensor(0.0)\n"

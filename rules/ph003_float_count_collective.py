@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import libcst as cst
 
 from precision_lint.diagnostics import Severity
 from precision_lint.model.accumulators import Accumulator
@@ -112,6 +111,3 @@ class FloatCountCollective(Rule):
 
 def _holds_counts(accumulator: Accumulator) -> bool:
     return any(add.adds_count_to_float for add in accumulator.adds)
-
-
-__all__ = ["FloatCountCollective", "cst"]

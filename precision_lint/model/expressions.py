@@ -537,7 +537,9 @@ class ExpressionEvaluator:
         effect, reason = Effect.ESCAPES, f"used with .{method}()"
         result = UNKNOWN
         if method in api.INPLACE_SCALE_METHODS or method in api.FILL_METHODS:
-            if first.is_integral or (first.kind is Kind.PY_FLOAT and first.origins):
+            literal = node.args[0].value if node.args else None
+            whole_literal = isinstance(literal, cst.Float) and float(literal.value).is_integer()
+            if first.is_integral or whole_literal:  # `fill_(0.0)` is fine on int64, `mul_(0.5)` is not
                 effect, reason = Effect.SAFE, f"updated with .{method}() and a whole number"
             elif first.is_floating:
                 effect, reason = Effect.BREAKS, f"updated with .{method}() and a float, which fails on int64"
