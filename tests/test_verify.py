@@ -108,7 +108,7 @@ def test_replay_that_cannot_run_the_original_is_an_error(tmp_path):
 def _harness(**overrides) -> dict:
     harness = {
         "function": "f", "accumulator": "acc", "dtype": "float32", "limit": FLOAT32_LIMIT,
-        "imports": ["import torch"], "setup": [], "creation_before": "acc = torch.zeros(1)",
+        "imports": ["import torch"], "setup": [], "before_creation": [], "creation_before": "acc = torch.zeros(1)",
         "creation_after": "acc = torch.zeros(1, dtype=torch.int64)", "slice": [],
         "adds": [{"statement": "acc += (x == 0).sum()", "addend": "(x == 0).sum()", "sign": 1}],
         "collectives": [], "post": [], "left_out": [],

@@ -27,11 +27,23 @@ TRACE_POINTS = 200
 
 def as_int(value) -> int:
     """An exact Python int for a count or an accumulator (summed over its elements)."""
+    if isinstance(value, _Lenient):
+        value = value.as_subclass(torch.Tensor)
     if isinstance(value, torch.Tensor):
         if value.is_floating_point():
             return int(round(value.detach().double().sum().item()))
         return int(value.detach().to(torch.int64).sum().item())
     return int(value)
+
+
+class _Lenient(torch.Tensor):
+    """The inputs' tensor type: an attribute a plain tensor lacks (`grad._local_tensor`,
+    `x.main_grad`) gives the tensor itself, so wrappers around data replay as data."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
 
 
 class _Proxy:
@@ -94,7 +106,7 @@ class Env:
                 generator = torch.Generator().manual_seed(self.seed * 7919 + step * 31 + zlib.crc32(name.encode()))
                 values = torch.randint(0, 2, (1 + step % 3,), generator=generator).to(self.device)
             self._tensors = {k: v for k, v in self._tensors.items() if k[0] == step}
-            self._tensors[key] = values.to(torch.float32)
+            self._tensors[key] = values.to(torch.float32).as_subclass(_Lenient)
         return self._tensors[key]
 
     def input(self, name: str, step: int):
@@ -102,6 +114,8 @@ class Env:
         usage = self.inputs[name]
         if usage["device"]:
             return self.device
+        if usage.get("size"):
+            return 2  # a size or count the creation needs: any small whole number
         if usage.get("scalar"):
             # a value of unknown kind added as a whole: a float tensor holding 1.0
             return torch.ones((), device=self.device)
@@ -110,6 +124,14 @@ class Env:
         if usage["string_index"] or attributes:
             return _Proxy(tensor)
         return tensor
+
+    def reduce_exact(self, op) -> None:
+        if op == "sum":
+            import torch.distributed as dist
+
+            total = torch.tensor([self.exact], dtype=torch.int64, device=self.device)
+            dist.all_reduce(total)
+            self.exact = int(total.item())
 
     def exact_add(self, value, sign: int) -> None:
         self.exact += sign * as_int(value)
@@ -129,11 +151,16 @@ def replay_source(harness: dict, variant: str) -> str:
         loop.append(f"__env.exact_add(({add['addend']}), {add['sign']})")
         loop.append(add["statement"])
     loop.append(f"__env.trace({harness['accumulator']})")
-    body = [*harness["imports"], "self = __env.self_object", "__device = __env.device", *harness["setup"], creation]
+    body = [
+        *harness["imports"], "self = __env.self_object", "__device = __env.device",
+        *harness["setup"], *harness["before_creation"], creation,
+    ]  # fmt: skip
     body.append("for __step in range(__env.steps):")
     body.append(textwrap.indent("\n".join(loop), "    "))
     for collective in harness["collectives"]:
-        body.append(f"if __env.distributed:\n    {collective}")
+        # the exact total takes the same reductions as the accumulator
+        exact_op = "None" if any(op in collective for op in ("MAX", "MIN", "PRODUCT")) else "'sum'"
+        body.append(f"if __env.distributed:\n    {collective}\n    __env.reduce_exact({exact_op})")
     body.append(f"__env.set_total({harness['accumulator']})")
     if harness["post"]:
         body.append("try:")
@@ -197,10 +224,6 @@ def _run_rank(rank: int, job: dict, device: str, world_size: int, init_file: str
     dist.init_process_group("nccl" if use_nccl else "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
     try:
         results = run_both(job, device, rank, True)
-        for result in results.values():
-            exact = torch.tensor([result.get("exact", 0)], dtype=torch.int64, device=device)
-            dist.all_reduce(exact)
-            result["exact"] = int(exact.item())
         if rank == 0:
             with open(out_file, "w") as stream:
                 json.dump({**results, "backend": "nccl" if use_nccl else "gloo"}, stream)

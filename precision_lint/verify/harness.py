@@ -44,6 +44,7 @@ class Harness:
     limit: int  # its exact-integer limit
     imports: list[str]
     setup: list[str]  # `self.x = <literal>` from __init__, for methods that read them
+    before_creation: list[str]  # slice statements the creation itself needs (`device = ...`)
     creation_before: str
     creation_after: str
     slice: list[str]
@@ -148,17 +149,23 @@ def build_harness(source: SourceIndex, model: SemanticModel, accumulator: Accumu
         )
         add_nodes.append(statement)
     left_out = _filters(source, add_nodes, scope_node)
-    needed = set()
+    needed = set(_free_names(creation))  # `torch.zeros(n, device=device)` needs n and device
     for add in accumulator.adds:
         needed |= _free_names(add.addend)
-    slice_statements, slice_left_out, inputs_needed = _backward_slice(
+    slice_nodes, slice_left_out, inputs_needed = _backward_slice(
         source, scope_node, add_nodes, needed, model.imports, device_strings
     )
+    creation_start = source.offsets(creation)[0]
+    before_creation = [source.code(s, device_strings) for s in slice_nodes if source.offsets(s)[1] <= creation_start]
+    slice_statements = [source.code(s, device_strings) for s in slice_nodes if source.offsets(s)[1] > creation_start]
     left_out += slice_left_out
     last_add = max(source.offsets(node)[1] for node in add_nodes)
     collectives, post, post_left_out = _after(source, scope_node, target, last_add, model.imports, device_strings)
     left_out += post_left_out
     inputs = {name: _usage(scope_node, name) for name in sorted(inputs_needed)}
+    for name in _size_names(creation):
+        if name in inputs:
+            inputs[name]["size"] = True
     for add in accumulator.adds:
         if isinstance(add.addend, cst.Name) and add.addend.value in inputs:
             inputs[add.addend.value]["scalar"] = True  # added as a whole: one value per step
@@ -169,6 +176,7 @@ def build_harness(source: SourceIndex, model: SemanticModel, accumulator: Accumu
         limit=dtype.exact_integer_limit,
         imports=_torch_imports(source, model.module),
         setup=_instance_constants(source, creation, target),
+        before_creation=before_creation,
         creation_before=creation_before,
         creation_after=creation_after,
         slice=slice_statements,
@@ -341,9 +349,12 @@ def _backward_slice(source, scope, add_nodes, needed: set[str], imports, devices
             chosen.append(statement)
         value = statement.value
         if value is not None:
-            pending.extend(sorted(_free_names(value) - seen))
+            reads = _free_names(value)
+            if name in reads:
+                inputs.add(name)  # `mask = mask.to(...)`: the input comes in, then is converted
+            pending.extend(sorted(reads - seen))
     chosen.sort(key=lambda s: source.offsets(s)[0])
-    return [source.code(s, devices) for s in chosen], left_out, inputs
+    return chosen, left_out, inputs
 
 
 def _inside_nested_def(source: SourceIndex, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
@@ -414,6 +425,18 @@ def _after(source, scope, target: str, after: int, imports, devices):
 
 def _mentions(statement: cst.CSTNode, head: str, source: SourceIndex) -> bool:
     return head in source.code(statement)
+
+
+def _size_names(creation: cst.CSTNode) -> set[str]:
+    """Names passed positionally to the creating call (`torch.zeros(num_classes)`):
+    sizes or fill values, which the child binds to a small whole number."""
+    if not isinstance(creation, cst.Call):
+        return set()
+    names = set()
+    for arg in creation.args:
+        if arg.keyword is None:
+            names |= {n.value for n in _all_nodes(arg.value) if isinstance(n, cst.Name)}
+    return names
 
 
 def _usage(scope: cst.CSTNode, name: str) -> dict:
