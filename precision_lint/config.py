@@ -65,7 +65,10 @@ class Settings:
         given on the command line) and below the root, never above."""
         relative = self.relative(path)
         parts = _parts_below(Path(path).absolute(), [self.root, *([base.absolute()] if base else [])])
+        given = self.relative(str(base)) if base is not None else None
         for pattern in [*self.exclude, *self.extend_exclude]:
+            if given is not None and _matches(pattern, given):
+                continue  # the user named this folder (or one inside an excluded one) explicitly
             if _matches(pattern, relative) or any(fnmatch.fnmatchcase(part, pattern) for part in parts):
                 return True
         return False

@@ -16,7 +16,7 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
     for path in paths:
         if path.is_file():
             # An explicitly named file is checked unless --force-exclude says otherwise.
-            if not (force_exclude and (settings.is_excluded(str(path), path.parent) or _git_ignored(path))):
+            if not (force_exclude and (settings.is_excluded(str(path)) or _git_ignored(path))):
                 found[path] = None
             continue
         for candidate in _walk(path, settings):
