@@ -18,7 +18,7 @@ from .dtypes import (
     DType,
     dtype_from_qualified_name,
 )
-from .imports import ImportMap
+from .imports import ImportMap, dotted_name
 from .promotion import result_type
 from .values import UNKNOWN, CallFact, Creation, Kind, Value, join
 from .walk import iter_children
@@ -83,15 +83,6 @@ def find_arg(call: cst.Call, keyword: str, position: int | None = None) -> cst.A
             if positional == position:
                 return arg
             positional += 1
-    return None
-
-
-def dotted_name_of(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name_of(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
     return None
 
 
@@ -655,7 +646,7 @@ def _converts_like_a_tensor(call: cst.Call, value: Value) -> bool:
         return True
     if value.kind is not Kind.UNKNOWN or not call.args or call.args[0].keyword is not None:
         return False
-    name = dotted_name_of(call.args[0].value)
+    name = dotted_name(call.args[0].value)
     return name is not None and not any(word in name.lower() for word in _DEVICE_WORDS)
 
 
