@@ -5,7 +5,7 @@ from typing import Iterable
 
 from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.safety import accumulator_finding
-from precision_lint.model.accumulators import Accumulator, AddendKind
+from precision_lint.model.accumulators import Accumulator, only_lengths
 from precision_lint.model.dtypes import FLOAT64
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
@@ -64,6 +64,8 @@ class FloatCountAccumulator(Rule):
     fix_availability = FixAvailability.SOMETIMES
 
     VALID = [
+        # lengths (batch sizes, `len()`) in float32 need 16.7M samples: PH201's, off by default
+        "import torch\nseen = torch.zeros(1)\nfor b in bs:\n    seen += b.shape[0]\n    seen += len(b)\nprint(seen)\n",
         # whole-number literals are not counts: `+= 1` into a float tensor is not
         # flagged (a known false negative; see the README), test data stays quiet
         "import torch\ndata = torch.zeros(8)\nfor i in idx:\n    data[i] += 1\n",
@@ -134,8 +136,8 @@ class FloatCountAccumulator(Rule):
         ),
         # torch.tensor(0.0) and acc = acc.add(n)
         Invalid(
-            "import torch\nacc = torch.tensor(0.0)\nfor b in bs:\n    acc = acc.add(len(b))\nprint(int(acc))\n",
-            fixed="import torch\nacc = torch.tensor(0, dtype=torch.int64)\nfor b in bs:\n    acc = acc.add(len(b))\nprint(int(acc))\n",
+            "import torch\nacc = torch.tensor(0.0)\nfor b in bs:\n    acc = acc.add(b.numel())\nprint(int(acc))\n",
+            fixed="import torch\nacc = torch.tensor(0, dtype=torch.int64)\nfor b in bs:\n    acc = acc.add(b.numel())\nprint(int(acc))\n",
             applicability=Applicability.SAFE,
         ),
         # torch.tensor([0.0, 0.0]) with subscripted adds
@@ -201,10 +203,10 @@ class FloatCountAccumulator(Rule):
         Invalid(
             "import torch\nclass Counter(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.register_buffer('seen', torch.zeros(1))\n"
-            "    def forward(self, x):\n        self.seen += x.size(0)\n        return x\n",
+            "    def forward(self, x):\n        self.seen += x.numel()\n        return x\n",
             fixed="import torch\nclass Counter(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.register_buffer('seen', torch.zeros(1, dtype=torch.int64))\n"
-            "    def forward(self, x):\n        self.seen += x.size(0)\n        return x\n",
+            "    def forward(self, x):\n        self.seen += x.numel()\n        return x\n",
             applicability=Applicability.UNSAFE,
         ),
     ]
@@ -216,12 +218,12 @@ class FloatCountAccumulator(Rule):
                 yield finding
 
     def _check_accumulator(self, accumulator: Accumulator, model: SemanticModel) -> Finding | None:
-        hazards = [add for add in accumulator.adds if add.adds_count_to_float]
+        hazards = accumulator.float_count_adds()
         if not hazards:
             return None
-        if any(add.kind is AddendKind.FLOATING for add in accumulator.adds):
-            return None  # a float accumulator that also takes counts, e.g. [loss, n] packed
         dtype = min((add.dtype_after for add in hazards), key=lambda d: d.exact_integer_limit)
+        if only_lengths((add.length for add in hazards), dtype):
+            return None  # sample counts in float32: PH201's, off by default
         message = (
             f"`{{name}}` accumulates integer counts in {dtype.name}, which is exact only up to "
             f"{dtype.exact_integer_limit_text}"

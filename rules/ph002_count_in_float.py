@@ -6,6 +6,7 @@ from typing import Iterable
 import libcst as cst
 
 from precision_lint.diagnostics import Applicability, Severity
+from precision_lint.model.accumulators import only_lengths
 from precision_lint.model.dtypes import BFLOAT16, FLOAT16, FLOAT64
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
@@ -60,6 +61,10 @@ class CountInFloat(Rule):
     default_severity = Severity.WARNING
 
     VALID = [
+        # positions (index arithmetic on `arange`) packed with a float are not counts
+        "import torch\nrows = torch.arange(h).view(-1, 1)\npos = (rows * w + cols).reshape(-1)\nidx = torch.cat([torch.zeros(1), pos + 1])\n",
+        # a batch size packed with a loss: float32 holds it exactly up to 16.7M samples
+        "import torch\nn = len(batch)\nstats = torch.tensor([loss.float().item(), n])\n",
         "import torch\nacc = (pred == y).float().mean()\n",
         # a float32 count used once, per batch, as a ratio
         "import torch\nhits = (pred == y).float().sum()\nprint(hits / y.numel())\n",
@@ -88,7 +93,7 @@ class CountInFloat(Rule):
         ),
         Invalid("import torch\ntokens = mask.bool().sum().to(torch.bfloat16)\n", fixed=None),
         Invalid("import torch\nn = (labels != -100).sum()\npacked = torch.cat([loss.float().view(1), n.view(1)])\n", fixed=None),
-        Invalid("import torch\nn = len(batch)\nstats = torch.tensor([loss.float().item(), n])\n", fixed=None),
+        Invalid("import torch\nn = (labels != -100).sum().item()\nstats = torch.tensor([loss.float().item(), n])\n", fixed=None),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
@@ -105,6 +110,8 @@ class CountInFloat(Rule):
 
     def _finding(self, fact: CallFact, value: Value, model: SemanticModel, accumulated: bool) -> Finding | None:
         dtype = value.dtype
+        if only_lengths([value.length], dtype):
+            return None  # batch sizes in float32: exact up to 16.7M samples (PH201)
         name = dtype.name if dtype is not None else "a float dtype"
         if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"):
             return Finding(
@@ -134,7 +141,7 @@ def _drop_cast(fact: CallFact, model: SemanticModel) -> NodeFix | None:
     if dtype_arg is not None:
         index = next(i for i, a in enumerate(node.args) if a is dtype_arg)
         if index > 0:
-            edit = NodeEdit(node.args[index - 1].value, "", where="after", until=dtype_arg)
+            edit = NodeEdit(node.args[index - 1], "", where="after", until=dtype_arg)
         else:
             return None
         return NodeFix(Applicability.UNSAFE, "Sum in int64: drop `dtype=`", (edit,))

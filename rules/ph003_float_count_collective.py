@@ -5,7 +5,7 @@ from typing import Iterable
 
 
 from precision_lint.diagnostics import Severity
-from precision_lint.model.accumulators import Accumulator
+from precision_lint.model.accumulators import Accumulator, only_lengths
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
@@ -60,6 +60,9 @@ class FloatCountCollective(Rule):
     fix_availability = FixAvailability.NONE
 
     VALID = [
+        # batch sizes summed over ranks in float32: exact up to 16.7M samples (PH201's)
+        "import torch.distributed as dist\nimport torch\nn = len(batch)\npacked = torch.cat([loss.float().view(1), torch.tensor([n]).view(1)])\ndist.all_reduce(packed)\n",
+        "import torch.distributed as dist\nimport torch\nseen = torch.zeros(1)\nfor b in bs:\n    seen += b.size(0)\ndist.all_reduce(seen)\n",
         "import torch.distributed as dist\nimport torch\nn = (labels != -100).sum()\ndist.all_reduce(n)\n",
         "import torch.distributed as dist\nimport torch\nloss = model(x).loss.detach()\ndist.all_reduce(loss)\n",
         "import torch.distributed as dist\nimport torch\nn = torch.zeros(1, dtype=torch.int64)\nfor b in bs:\n    n += b.numel()\ndist.all_reduce(n)\n",
@@ -71,7 +74,7 @@ class FloatCountCollective(Rule):
             "dist.all_reduce(acc, op=dist.ReduceOp.SUM)\n"
         ),
         Invalid(
-            "import torch\nimport torch.distributed as dist\nn = len(batch)\npacked = torch.cat([loss.float().view(1), torch.tensor([n]).view(1)])\n"
+            "import torch\nimport torch.distributed as dist\nn = (labels != -100).sum()\npacked = torch.cat([loss.float().view(1), n.view(1)])\n"
             "dist.all_reduce(packed)\n"
         ),
         Invalid("import torch\nimport torch.distributed as dist\nc = (p == y).float().sum()\nout = [torch.zeros_like(c), torch.zeros_like(c)]\ndist.all_gather(out, c)\n"),
@@ -92,7 +95,8 @@ class FloatCountCollective(Rule):
                 continue
             site, why = None, ""
             if value.float_count and value.float_count in calls:
-                site, why = calls[value.float_count].node, "where the counts became floating"
+                if not only_lengths([value.length], value.dtype):
+                    site, why = calls[value.float_count].node, "where the counts became floating"
             else:
                 counting = [accumulators[id(c)] for c in value.origins if id(c) in accumulators]
                 counting = [a for a in counting if _holds_counts(a)]
@@ -110,4 +114,9 @@ class FloatCountCollective(Rule):
 
 
 def _holds_counts(accumulator: Accumulator) -> bool:
-    return any(add.adds_count_to_float for add in accumulator.adds)
+    """Whether it holds counts that the sum over ranks can push past the dtype's limit."""
+    adds = [add for add in accumulator.adds if add.adds_count_to_float]
+    if not adds:
+        return False
+    dtype = min((add.dtype_after for add in adds), key=lambda d: d.exact_integer_limit)
+    return not only_lengths((add.length for add in adds), dtype)

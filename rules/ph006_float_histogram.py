@@ -181,5 +181,5 @@ def _drop_arg(call: cst.Call, arg: cst.Arg, model: SemanticModel) -> tuple[NodeE
     if index + 1 < len(call.args):
         return (NodeEdit(arg, "", until=call.args[index + 1]),)
     if index > 0:  # the last one: from the end of the previous argument's value
-        return (NodeEdit(call.args[index - 1].value, "", where="after", until=arg),)
+        return (NodeEdit(call.args[index - 1], "", where="after", until=arg),)
     return (NodeEdit(arg, ""),)

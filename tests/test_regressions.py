@@ -1,5 +1,6 @@
 """Regression tests for bugs found in review, each run as a user would hit it."""
 import subprocess
+import pytest
 
 from conftest import HAZARD, run_cli
 from precision_lint.engine import check_source
@@ -80,3 +81,54 @@ def test_verify_reports_an_unreadable_file_and_goes_on(tmp_path):
     result = run_cli("verify", ".", "--device", "cpu", "--output-format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert '"verdict": "skipped"' in result.stdout and "cannot read" in result.stdout
+
+
+def test_dtype_is_added_after_a_parenthesized_shape():
+    # libcst's position of a tuple excludes its parentheses: the edit must follow the argument
+    source = "import torch\na = torch.zeros((2, 3))\nb = torch.zeros(())\nfor g in gs:\n    a += (g == 0).sum()\n    b += g.numel()\nprint(a, b)\n"
+    outcome = fix_source(source, "a.py", PH001)
+    assert outcome.error is None
+    assert "torch.zeros((2, 3), dtype=torch.int64)" in outcome.source
+    assert "torch.zeros((), dtype=torch.int64)" in outcome.source
+
+
+def test_dtype_is_dropped_after_a_parenthesized_argument():
+    source = "import torch\nn = torch.sum((p == y), dtype=torch.float16)\n"
+    outcome = fix_source(source, "a.py", frozenset({"PH002"}), unsafe=True)
+    assert outcome.error is None and outcome.source == "import torch\nn = torch.sum((p == y))\n"
+
+
+ELEMENT_COUNT_ADDENDS = [
+    "b.nonzero().size(0)",
+    "labels[labels != -100].shape[0]",
+    "len(x.view(-1))",
+    "x.flatten().size(0)",
+    "torch.nonzero(x).shape[0]",
+    "x.size(0) * 2048",
+    "(m.reshape(-1, 1).reshape(m.reshape(-1, 1).shape[0], -1).sum(-1) > 0).sum()",
+    "(m.reshape(m.shape[0], -1).sum(-1).unsqueeze(1) == class_ids).sum()",
+]
+
+
+@pytest.mark.parametrize("addend", ELEMENT_COUNT_ADDENDS)
+def test_element_counts_are_not_taken_for_sample_counts(addend):
+    # review: these count elements or tokens, so PH001 (on by default) must report them
+    source = f"import torch\nn = torch.zeros(1)\nfor x, b, m, labels in batches:\n    n += {addend}\nprint(n)\n"
+    codes = [d.code for d in check_source(source, "a.py", frozenset({"PH001", "PH201"}))]
+    assert codes == ["PH001"]
+
+
+def test_a_float_token_count_packed_with_a_length_is_still_a_count():
+    source = (
+        "import torch\nimport torch.distributed as dist\n"
+        "n_tok = (labels != -100).sum().float()\n"
+        "packed = torch.cat([loss.float().view(1), n_tok.view(1), torch.tensor([len(batch)]).view(1)])\n"
+        "dist.all_reduce(packed)\n"
+    )
+    codes = sorted(d.code for d in check_source(source, "a.py", frozenset({"PH002", "PH003"})))
+    assert codes == ["PH002", "PH003"]
+
+
+def test_positions_reduced_to_parity_are_not_positions():
+    source = "import torch\neven = (torch.arange(n) % 2).to(torch.bfloat16)\nband = (torch.arange(n) & 1).half()\n"
+    assert check_source(source, "a.py", frozenset({"PH004"})) == []

@@ -179,3 +179,18 @@ def test_plot_is_written(tmp_path, repo_root):
     result = run_cli("verify", ".", "--device", "cpu", "--world-size", "1", "--plot", "errors.png", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "errors.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sample_count_accumulator_is_replayed_when_selected(tmp_path):
+    source = (
+        "import torch\n"
+        "def count_seen(batches):\n"
+        "    seen = torch.zeros(1)\n"
+        "    for b in batches:\n"
+        "        seen += b.shape[0]\n"
+        "    return int(seen.item())\n"
+    )
+    (finding,), _ = verify(tmp_path, source, "--select", "PH201")
+    assert finding["code"] == "PH201" and finding["verdict"] == "confirmed"
+    assert finding["after"] == finding["exact"] > FLOAT32_LIMIT
+    assert finding["before"] != finding["exact"]

@@ -110,4 +110,4 @@ def _dtype_edit(call: cst.Call, dtype: str) -> NodeEdit:
             return NodeEdit(arg.value, dtype)
     if not call.args:
         raise NoRewrite("the factory call has no arguments to add `dtype=` after")
-    return NodeEdit(call.args[-1].value, f", dtype={dtype}", where="after")
+    return NodeEdit(call.args[-1], f", dtype={dtype}", where="after")

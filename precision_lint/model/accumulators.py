@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Iterable
 
 import libcst as cst
 
-from .dtypes import DType
+from .dtypes import FLOAT32, DType
 from .values import Creation
 
 
@@ -33,6 +34,8 @@ class Add:
     kind: AddendKind
     # The accumulator's dtype once this add has run (None: a Python number or unknown).
     dtype_after: DType | None
+    # a COUNT that is a length (`len(batch)`, `x.shape[0]`): see Value.length
+    length: bool = False
 
     @property
     def adds_count_to_float(self) -> bool:
@@ -56,12 +59,30 @@ class Accumulator:
     adds: list[Add] = field(default_factory=list)
     uses: list[Use] = field(default_factory=list)
 
+    def float_count_adds(self) -> list[Add]:
+        """The adds that put integer counts into a float; none when it also takes
+        floats (a loss total that happens to take a count too)."""
+        if any(add.kind is AddendKind.FLOATING for add in self.adds):
+            return []
+        return [add for add in self.adds if add.adds_count_to_float]
+
     def worst_use(self) -> Use | None:
         worst = None
         for use in self.uses:
             if worst is None or use.effect.value > worst.effect.value:
                 worst = use
         return worst
+
+
+def only_lengths(lengths: Iterable[bool], dtype: DType | None) -> bool:
+    """Whether counts that are all lengths (batch sizes, `len()`) sit in a dtype
+    that holds them exactly up to 16.7M: float32 or wider. Such totals need that many
+    samples between resets, so PH201 (off by default) reports them, not PH001-PH003."""
+    lengths = list(lengths)
+    return (
+        bool(lengths) and all(lengths)
+        and dtype is not None and dtype.exact_integer_limit >= FLOAT32.exact_integer_limit
+    )  # fmt: skip
 
 
 class AccumulatorLog:

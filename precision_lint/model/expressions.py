@@ -236,7 +236,7 @@ class ExpressionEvaluator:
         if attr in api.ALIAS_ATTRIBUTES:
             return base
         if attr == "shape":
-            result = Value(Kind.SHAPE)
+            result = Value(Kind.SHAPE, flat=base.flat)
         elif attr == "dtype":
             # a buffer's dtype is whatever the module was cast to: keep that known
             result = Value(Kind.DTYPE, base.dtype, buffer=base.buffer) if base.is_tensor or base.buffer else UNKNOWN
@@ -250,17 +250,24 @@ class ExpressionEvaluator:
 
     def _subscript(self, node: cst.Subscript, env: Env) -> Value:
         base = self.eval(node.value, env)
+        masked = False
         for element in node.slice:
             inner = element.slice
             parts = [inner.value] if isinstance(inner, cst.Index) else [
                 part for part in (inner.lower, inner.upper, inner.step) if part is not None
             ]
             for part in parts:
-                self.consume(self.eval(part, env), part, Effect.SAFE, "used as an index")
+                index = self.eval(part, env)
+                masked = masked or index.mask
+                self.consume(index, part, Effect.SAFE, "used as an index")
         if base.kind is Kind.SHAPE:
-            return Value.py_int(count=True)
-        if base.is_tensor or base.origins or base.count or base.mask:
-            return Value(base.kind, base.dtype, None, base.count, base.mask, base.origins, base.positions, base.buffer)
+            return Value.py_int(count=True, length=not base.flat)
+        if base.is_tensor or base.origins or base.count or base.mask or masked:
+            return Value(
+                Kind.TENSOR if masked else base.kind, base.dtype, None, base.count, base.mask, base.origins,
+                base.positions, base.buffer, length=base.length and not masked,
+                flat=masked,  # `x[mask]`: one row per selected element
+            )  # fmt: skip
         return UNKNOWN
 
     def _unary(self, node: cst.UnaryOperation, env: Env) -> Value:
@@ -283,7 +290,7 @@ class ExpressionEvaluator:
             self.consume(operand, node, Effect.SAFE, "compared")
         if identity or all(o.kind in (Kind.PY_INT, Kind.PY_FLOAT, Kind.PY_BOOL) for o in operands):
             return Value(Kind.PY_BOOL)
-        return Value.mask_value(any(o.is_tensor for o in operands))
+        return _per_row_mask(Value.mask_value(any(o.is_tensor for o in operands)), operands)
 
     # -- arithmetic ------------------------------------------------------------
     def binary(
@@ -349,6 +356,10 @@ class ExpressionEvaluator:
             self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
             dtype = LEGACY_TENSOR_TYPES[attr]
             return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)}))
+        if qualified in ("torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.flatten"):
+            self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
+            dtype = values[0].dtype if qualified.endswith(("masked_select", "flatten")) and values else INT64
+            return Value.tensor(dtype, False, flat=True)
         if qualified in api.MASK_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, "compared")
             return Value.tensor(BOOL, mask=True)
@@ -380,10 +391,10 @@ class ExpressionEvaluator:
             return self._packed(node, node.args[0].value if node.args else None)
         if qualified == "builtins.len":
             self._consume_args(node, values, Effect.SAFE, "measured with len()")
-            return Value.py_int(count=True)
+            return Value.py_int(count=True, length=not (values and values[0].flat))
         if qualified == "builtins.int":
             self._consume_args(node, values, Effect.SAFE, "converted with int()")
-            return Value.py_int(count=bool(values) and values[0].count)
+            return Value.py_int(count=bool(values) and values[0].count, length=bool(values) and values[0].length)
         if qualified == "builtins.float":
             self._consume_args(node, values, Effect.SAFE, "converted with float()")
             return Value(Kind.PY_FLOAT)
@@ -409,7 +420,7 @@ class ExpressionEvaluator:
                 dtype = data_dtype(data_arg.value if data_arg else None, data)
             else:
                 dtype = DEFAULT_FLOAT
-        float_count, count = 0, False
+        float_count, count, length = 0, False, False
         if qualified in ("torch.tensor", "torch.as_tensor"):
             zero_dim = None
             if data_arg is not None:
@@ -418,6 +429,7 @@ class ExpressionEvaluator:
                 if mixed and not present:  # `torch.tensor([loss_sum, n])`: the count goes float
                     dtype, float_count = packed_dtype or DEFAULT_FLOAT, id(node)
                 elements = self._elements(data_arg.value, data)
+                length = _all_lengths(elements)
                 if elements and all(v.count or v.kind is Kind.PY_INT for v in elements) and any(v.count for v in elements):
                     count = dtype is None or not dtype.is_floating  # `torch.tensor([n])` of a len()
                     dtype = dtype if present else INT64
@@ -426,6 +438,7 @@ class ExpressionEvaluator:
         return Value(
             Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL,
             origins=frozenset({self.creation(node, dtype)}), float_count=float_count,
+            length=length and (count or bool(float_count)),
         )  # fmt: skip
 
     def _elements(self, data: cst.BaseExpression, value: Value | None) -> list[Value]:
@@ -439,7 +452,8 @@ class ExpressionEvaluator:
         if not isinstance(container, (cst.List, cst.Tuple)):
             return False, None
         elements = [v for e in container.elements if (v := self.values.get(id(e.value))) is not None]
-        has_count = any(v.count or v.is_integral and v.is_tensor for v in elements)
+        # positions packed with a float are not counts (and fail later as an index)
+        has_count = any(v.count or (v.is_integral and v.is_tensor and not v.positions) for v in elements)
         floats = [v for v in elements if v.is_floating and not v.count]
         if not (has_count and floats):
             return False, None
@@ -450,7 +464,8 @@ class ExpressionEvaluator:
         mixed, dtype = self.packing(container)
         if not mixed:
             return Value.tensor(None)
-        return Value(Kind.TENSOR, dtype, False, float_count=id(node))
+        elements = self._elements(container, None)
+        return Value(Kind.TENSOR, dtype, False, float_count=id(node), length=_all_lengths(elements))
 
     def _torch_add(self, node: cst.Call, values: Sequence[Value], env: Env, subtract: bool) -> Value:
         out = find_arg(node, "out")
@@ -568,15 +583,19 @@ class ExpressionEvaluator:
         if method in api.SUM_METHODS:
             present, dtype = self._dtype_arg(node, values)
             has_dim = find_arg(node, "dim", 0) is not None
-            return reduce_sum(receiver, present, dtype, has_dim, site=id(node))
+            result = reduce_sum(receiver, present, dtype, has_dim, site=id(node))
+            return replace(result, per_row=True) if self._reduces_rows(node) else result
+        if method in ("any", "all"):
+            has_dim = find_arg(node, "dim", 0) is not None
+            return replace(Value.tensor(BOOL, not has_dim, mask=True), per_row=self._reduces_rows(node))
         if method in api.COUNT_METHODS:
             return Value.tensor(INT64, True if find_arg(node, "dim", 0) is None else None, count=True)
         if method in api.PY_COUNT_METHODS:
             return Value.py_int(count=True)
         if method == "size":
-            return Value.py_int(count=True) if node.args else Value(Kind.SHAPE)
+            return Value.py_int(count=True, length=not receiver.flat) if node.args else Value(Kind.SHAPE, flat=receiver.flat)
         if method in api.MASK_METHODS:
-            return Value.tensor(BOOL, receiver.zero_dim, mask=True)
+            return _per_row_mask(Value.tensor(BOOL, receiver.zero_dim, mask=True), [receiver, *values])
         if method in CONVERSION_METHODS:
             return convert(receiver, CONVERSION_METHODS[method], site=id(node))
         if method in ("to", "type"):
@@ -590,18 +609,34 @@ class ExpressionEvaluator:
             template = values[0] if values else UNKNOWN
             return convert(receiver, template.dtype, site=id(node)) if template.is_tensor else Value.tensor(None)
         if method in api.ALIAS_METHODS or (method.endswith("_") and not method.startswith("_")):
-            return receiver  # in-place methods (`scatter_`, `masked_fill_`) return their tensor
+            return _reshaped(receiver, method, node)  # in-place methods (`scatter_`) return their tensor
         if method == "item":
             if receiver.is_integral:
-                return Value.py_int(count=receiver.count)
+                return Value.py_int(count=receiver.count, length=receiver.length)
             return Value(Kind.PY_FLOAT) if receiver.is_floating else UNKNOWN
-        if method == "nonzero":
-            return Value.tensor(INT64, False)
+        if method in ("nonzero", "argwhere"):
+            return Value.tensor(INT64, False, flat=True)
+        if method == "masked_select":
+            return Value.tensor(receiver.dtype, False, flat=True)
         if method in ("add", "sub") and values:
             return arithmetic(cst.Add() if method == "add" else cst.Subtract(), receiver, values[0])
         if method == "mean" and receiver.is_floating:
             return Value.tensor(receiver.dtype)
         return UNKNOWN
+
+    def _reduces_rows(self, node: cst.Call) -> bool:
+        """`x.reshape(n, -1).sum(-1)` (or `.view`, `dim=1`) with `n` a length: one
+        value per sample."""
+        dim = find_arg(node, "dim", 0)
+        rows = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if dim is None or _int_literal(dim.value) not in (-1, 1):
+            return False
+        if not (isinstance(rows, cst.Call) and isinstance(rows.func, cst.Attribute)):
+            return False
+        if rows.func.attr.value not in ("reshape", "view") or len(rows.args) != 2:
+            return False
+        first = self.values.get(id(rows.args[0].value))
+        return first is not None and first.length and _int_literal(rows.args[1].value) == -1
 
     # -- accumulation ----------------------------------------------------------
     def accumulate(
@@ -618,6 +653,7 @@ class ExpressionEvaluator:
         operator = cst.Subtract() if subtract else cst.Add()
         if target.is_tensor and in_place:
             result = Value.tensor(target.dtype, target.zero_dim, count=target.count and addend.count)
+            result = replace(result, length=result.count and target.length and addend.length)
         else:
             result = arithmetic(operator, target, addend)
         result = result.with_origins(target.origins)
@@ -631,12 +667,50 @@ class ExpressionEvaluator:
                 kind = AddendKind.FLOATING
             dtype_after = result.dtype if result.is_tensor else None
             for creation in target.origins:
-                self.log.record_add(creation, Add(statement, addend_node, kind, dtype_after))
+                self.log.record_add(creation, Add(statement, addend_node, kind, dtype_after, addend.length))
         self.consume(addend, addend_node, Effect.ESCAPES, "added into another tensor")
         return result
 
 
 _DEVICE_WORDS = ("device", "cuda", "cpu", "gpu", "rank", "dev", "mps", "xpu")
+
+
+_SAME_SHAPE = frozenset({"cuda", "cpu", "detach", "clone", "contiguous", "requires_grad_", "pin_memory", "detach_"})
+
+
+def _reshaped(receiver: Value, method: str, node: cst.Call) -> Value:
+    """The receiver seen through a view or copy: `view(-1)`, `reshape(-1, d)` and
+    `flatten()` give one row per element; a per-sample tensor stays one only through
+    same-shape copies."""
+    # `view(-1)`, `reshape(-1, d)`: the leading dimension gathers every element (or token)
+    if method == "flatten" or (method in ("view", "reshape") and node.args and _int_literal(node.args[0].value) == -1):
+        return replace(receiver, flat=True, per_row=False)
+    if receiver.per_row and method not in _SAME_SHAPE:
+        return replace(receiver, per_row=False)
+    return receiver
+
+
+def _int_literal(node: cst.BaseExpression) -> int | None:
+    """The value of `1` or `-1` written as a literal."""
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value, 0)
+    return None
+
+
+def _per_row_mask(mask: Value, operands: Sequence[Value]) -> Value:
+    """A comparison of a per-sample tensor with scalars is a per-sample mask."""
+    python = (Kind.PY_INT, Kind.PY_FLOAT, Kind.PY_BOOL)
+    if any(o.per_row for o in operands) and all(o.per_row or o.kind in python for o in operands):
+        return replace(mask, per_row=True)
+    return mask
+
+
+def _all_lengths(elements: Sequence[Value]) -> bool:
+    """Whether the counts among packed values are all lengths (and there is one)."""
+    counts = [v for v in elements if v.count or v.float_count or (v.is_integral and v.is_tensor)]
+    return bool(counts) and all(v.length for v in counts)
 
 
 def _converts_like_a_tensor(call: cst.Call, value: Value) -> bool:
@@ -668,10 +742,13 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
     multiply = isinstance(operator, cst.Multiply)
     floor = isinstance(operator, cst.FloorDivide)
     count = False
+    # a sum of lengths is a length; a product of two is an element count
+    length = all(v.length for v in (left, right) if v.count)
     if additive:
         count = left.is_integral and right.is_integral and (left.count or right.count)
     elif multiply:
         count = (left.count and right.is_integral) or (right.count and left.is_integral)
+        length = False  # `x.size(0) * seq_len` counts tokens
     elif floor:
         count = left.count and right.is_integral
     mask = False
@@ -680,7 +757,7 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
     if left.kind in python and right.kind in python:
         if isinstance(operator, cst.Divide) or Kind.PY_FLOAT in (left.kind, right.kind):
             return Value(Kind.PY_FLOAT)
-        return Value.py_int(count=count)
+        return Value.py_int(count=count, length=length)
     if not (left.is_tensor or right.is_tensor):
         return Value(count=False, mask=mask)
     left_operand, right_operand = left.operand(), right.operand()
@@ -699,20 +776,30 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
         zero_dim = True
     if dtype is not None and dtype.is_floating:
         count = False
-    return Value.tensor(dtype, zero_dim, count=count, mask=mask)
+    # index arithmetic on positions (`rows * width + cols`) gives positions; float
+    # results (`positions * inv_freq`) are angles, not positions
+    positions = (
+        (left.positions or right.positions) and (additive or multiply)
+        and not (left.is_floating or right.is_floating or (dtype is not None and dtype.is_floating))
+    )  # fmt: skip
+    value = Value.tensor(dtype, zero_dim, count=count, mask=mask, positions=positions)
+    return replace(value, length=count and length)
 
 
 def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: bool, site: int = 0) -> Value:
     zero_dim = True if not has_dim else None  # reducing over `dim` keeps the other dims
     counting = source.mask or source.count
+    # summing a per-sample mask counts samples; summing lengths gives a length
+    length = not has_dim and ((source.mask and source.per_row) or (source.count and source.length))
     if dtype_given:
         integral = dtype is not None and not dtype.is_floating
         float_count = site if counting and not integral and dtype is not None else 0
-        return Value(Kind.TENSOR, dtype, zero_dim, count=counting and integral, float_count=float_count)
+        return Value(Kind.TENSOR, dtype, zero_dim, count=counting and integral, float_count=float_count, length=length)
     if source.is_floating:  # `mask.float().sum()`: a float total, even of 0/1 values
-        return Value(Kind.TENSOR, source.dtype, zero_dim, float_count=site if counting else source.float_count)
+        float_count = site if counting else source.float_count
+        return Value(Kind.TENSOR, source.dtype, zero_dim, float_count=float_count, length=length or source.length)
     if counting or (source.is_tensor and source.dtype is not None):
-        return Value.tensor(INT64, zero_dim, count=counting)
+        return replace(Value.tensor(INT64, zero_dim, count=counting), length=counting and length)
     return Value.tensor(None, zero_dim)
 
 
@@ -733,6 +820,8 @@ def convert(source: Value, dtype: DType | None, site: int = 0) -> Value:
         mask=source.mask,
         positions=source.positions,
         float_count=float_count,
+        length=source.length,
+        per_row=source.per_row,
     )
 
 

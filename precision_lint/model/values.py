@@ -49,6 +49,16 @@ class Value:
     # id() of the call where integer counts became a float tensor (`mask.float().sum()`,
     # `count.half()`, `torch.cat([loss, count])`); 0 when they did not
     float_count: int = 0
+    # the count is a length: `len(x)` or one dimension (`x.shape[0]`, `x.size(1)`), or a
+    # sum of lengths. It grows by a batch size per step, not by a tensor's element count,
+    # so in float32 it needs 16.7M samples (or words) before it rounds.
+    length: bool = False
+    # one element per sample: `x.reshape(n, -1).sum(-1)` with `n` a length. Counting
+    # a mask of it counts samples, so that count is a length.
+    per_row: bool = False
+    # one row per element (`x.nonzero()`, `x.flatten()`, `x.view(-1)`, `x[mask]`), or
+    # the shape of such a tensor: its length counts elements, not samples
+    flat: bool = False
 
     # -- construction helpers -------------------------------------------------
     @staticmethod
@@ -60,12 +70,13 @@ class Value:
         mask: bool = False,
         origins: frozenset[Creation] = frozenset(),
         positions: bool = False,
+        flat: bool = False,
     ) -> "Value":
-        return Value(Kind.TENSOR, dtype, zero_dim, count, mask, origins, positions)
+        return Value(Kind.TENSOR, dtype, zero_dim, count, mask, origins, positions, flat=flat)
 
     @staticmethod
-    def py_int(count: bool = False) -> "Value":
-        return Value(Kind.PY_INT, count=count)
+    def py_int(count: bool = False, length: bool = False) -> "Value":
+        return Value(Kind.PY_INT, count=count, length=count and length)
 
     @staticmethod
     def mask_value(known_tensor: bool) -> "Value":
@@ -145,8 +156,11 @@ def join(a: Value, b: Value) -> Value:
             a.positions and b.positions,
             a.buffer or b.buffer,
             a.float_count or b.float_count,
+            a.length and b.length,
+            a.per_row and b.per_row,
+            a.flat or b.flat,
         )
     return Value(
         count=False, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer,
-        float_count=a.float_count or b.float_count,
+        float_count=a.float_count or b.float_count, length=a.length and b.length, flat=a.flat or b.flat,
     )  # fmt: skip

@@ -20,7 +20,7 @@ from ..source import read_source
 from .harness import NoHarness, SourceIndex, build_harness
 
 # Rules whose findings verify can replay.
-VERIFIABLE = frozenset({"PH001"})
+VERIFIABLE = frozenset({"PH001", "PH201"})
 CONFIRMED, NOT_REPRODUCED = "confirmed", "not-reproduced"
 FIX_CHANGED, FIX_FAILED, SKIPPED, ERROR = "fix-changed-results", "fix-failed", "skipped", "error"
 # Verdicts that let `check --fix --verify` write the fix.
