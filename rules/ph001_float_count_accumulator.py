@@ -5,7 +5,7 @@ from typing import Iterable
 
 from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.safety import accumulator_finding
-from precision_lint.model.accumulators import Accumulator, only_lengths
+from precision_lint.model.accumulators import Accumulator, narrowest_dtype, only_lengths
 from precision_lint.model.dtypes import FLOAT64
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
@@ -221,7 +221,7 @@ class FloatCountAccumulator(Rule):
         hazards = accumulator.float_count_adds()
         if not hazards:
             return None
-        dtype = min((add.dtype_after for add in hazards), key=lambda d: d.exact_integer_limit)
+        dtype = narrowest_dtype(hazards)
         if only_lengths((add.length for add in hazards), dtype):
             return None  # sample counts in float32: PH201's, off by default
         message = (

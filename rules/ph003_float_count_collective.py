@@ -5,7 +5,7 @@ from typing import Iterable
 
 
 from precision_lint.diagnostics import Severity
-from precision_lint.model.accumulators import Accumulator, only_lengths
+from precision_lint.model.accumulators import Accumulator, narrowest_dtype, only_lengths
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
@@ -118,5 +118,4 @@ def _holds_counts(accumulator: Accumulator) -> bool:
     adds = [add for add in accumulator.adds if add.adds_count_to_float]
     if not adds:
         return False
-    dtype = min((add.dtype_after for add in adds), key=lambda d: d.exact_integer_limit)
-    return not only_lengths((add.length for add in adds), dtype)
+    return not only_lengths((add.length for add in adds), narrowest_dtype(adds))

@@ -5,7 +5,7 @@ from typing import Iterable
 
 from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.safety import accumulator_finding
-from precision_lint.model.accumulators import Accumulator, only_lengths
+from precision_lint.model.accumulators import Accumulator, narrowest_dtype, only_lengths
 from precision_lint.model.dtypes import FLOAT64
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
@@ -110,7 +110,7 @@ class FloatLengthAccumulator(Rule):
         hazards = accumulator.float_count_adds()
         if not hazards:
             return None
-        dtype = min((add.dtype_after for add in hazards), key=lambda d: d.exact_integer_limit)
+        dtype = narrowest_dtype(hazards)
         if not only_lengths((add.length for add in hazards), dtype):
             return None  # PH001's
         if dtype == FLOAT64:

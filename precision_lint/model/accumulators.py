@@ -74,6 +74,11 @@ class Accumulator:
         return worst
 
 
+def narrowest_dtype(adds: Iterable[Add]) -> DType:
+    """The dtype with the smallest exact-integer limit the adds leave the accumulator in."""
+    return min((add.dtype_after for add in adds), key=lambda d: d.exact_integer_limit)
+
+
 def only_lengths(lengths: Iterable[bool], dtype: DType | None) -> bool:
     """Whether counts that are all lengths (batch sizes, `len()`) sit in a dtype
     that holds them exactly up to 16.7M: float32 or wider. Such totals need that many
