@@ -6,6 +6,7 @@ from typing import Iterable
 import libcst as cst
 
 from precision_lint.diagnostics import Applicability, Severity
+from precision_lint.fixes.arguments import drop_arg
 from precision_lint.model.accumulators import only_lengths
 from precision_lint.model.dtypes import BFLOAT16, FLOAT16, FLOAT64
 from precision_lint.model.expressions import find_arg
@@ -139,12 +140,9 @@ def _drop_cast(fact: CallFact, model: SemanticModel) -> NodeFix | None:
     node = fact.node
     dtype_arg = find_arg(node, "dtype")
     if dtype_arg is not None:
-        index = next(i for i, a in enumerate(node.args) if a is dtype_arg)
-        if index > 0:
-            edit = NodeEdit(node.args[index - 1], "", where="after", until=dtype_arg)
-        else:
-            return None
-        return NodeFix(Applicability.UNSAFE, "Sum in int64: drop `dtype=`", (edit,))
+        if dtype_arg is node.args[0]:
+            return None  # no tensor argument before it: not a call to rewrite
+        return NodeFix(Applicability.UNSAFE, "Sum in int64: drop `dtype=`", drop_arg(node, dtype_arg))
     receiver = node.func.value if isinstance(node.func, cst.Attribute) else (node.args[0].value if node.args else None)
     if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in CASTS:
         inner = receiver.func.value

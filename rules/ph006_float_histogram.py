@@ -7,12 +7,13 @@ import libcst as cst
 
 from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.int64 import NoRewrite, int64_rewrite
+from precision_lint.fixes.arguments import drop_arg
 from precision_lint.model.accumulators import Effect
 from precision_lint.model.dtypes import FLOAT64
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.model.values import CallFact, Value
-from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
+from precision_lint.rule import Finding, FixAvailability, Invalid, NodeFix, Rule
 
 ONES = frozenset({"torch.ones", "torch.ones_like", "new_ones"})
 # method -> (keyword, position) of the values it adds into the receiver
@@ -123,7 +124,7 @@ class FloatHistogram(Rule):
         if fact.qualified == "torch.bincount":
             weights = find_arg(node, "weights", 1)
             if weights is not None and _counts_ones(model.value_of(weights.value), model):
-                fix = NodeFix(Applicability.UNSAFE, "Drop the ones weights: the counts come back as int64", _drop_arg(node, weights, model))
+                fix = NodeFix(Applicability.UNSAFE, "Drop the ones weights: the counts come back as int64", drop_arg(node, weights))
                 return Finding(node, "`bincount` with ones as weights counts in float", Severity.ERROR, fix)
         if fact.method in SCATTERS:
             keyword, position = SCATTERS[fact.method]
@@ -174,12 +175,3 @@ def _int64_pair(buffer: Value, ones: Value, model: SemanticModel):
         "Unsafe fix: the buffer's dtype changes for every later use."
     )
 
-
-def _drop_arg(call: cst.Call, arg: cst.Arg, model: SemanticModel) -> tuple[NodeEdit, ...]:
-    """Delete one argument with its comma; the rest of the call stays as written."""
-    index = next(i for i, a in enumerate(call.args) if a is arg)
-    if index + 1 < len(call.args):
-        return (NodeEdit(arg, "", until=call.args[index + 1]),)
-    if index > 0:  # the last one: from the end of the previous argument's value
-        return (NodeEdit(call.args[index - 1], "", where="after", until=arg),)
-    return (NodeEdit(arg, ""),)

@@ -59,7 +59,7 @@ def verify_command(args) -> int:
     codes = settings.enabled_codes()
     options = options_from(args)
     if args.call:
-        results = [_verify_call(args, options)]
+        results = [_verify_call(args, codes, options)]
     else:
         results = verify_paths(paths, codes, settings, options, sys.stderr)
     if args.output_file:
@@ -78,7 +78,7 @@ def verify_command(args) -> int:
     return 1 if any(r.verdict in UNTRUSTED for r in results) else 0
 
 
-def _verify_call(args, options: Options) -> Result:
+def _verify_call(args, codes: frozenset[str], options: Options) -> Result:
     """`--call module:function --inputs module:factory`: run the user's own function as
     written and as fixed (the fixed source executed in the module's namespace)."""
     import importlib.util
@@ -88,11 +88,12 @@ def _verify_call(args, options: Options) -> Result:
     if not function or not args.inputs or spec is None or spec.origin is None:
         return Result("PH001", args.call, 0, 0, verdict="skipped", detail="--call needs MODULE:FUNCTION of an importable module and --inputs MODULE:FACTORY")
     source = read_source(Path(spec.origin))
-    fixed = fix_source(source.text, spec.origin, VERIFIABLE, unsafe=True)
+    fixed = fix_source(source.text, spec.origin, codes & VERIFIABLE, unsafe=True)
     result = Result("PH001", spec.origin, 0, 0, function=function, dtype_before="(as written)")
     if not fixed.fixed:
         result.detail = "the module has no fix to compare"
         return result
+    result.code = fixed.fixed[0].code or result.code
     result.line, result.column = fixed.fixed[0].location.row, fixed.fixed[0].location.column
     job = {"call": args.call, "inputs": args.inputs, "fixed_source": fixed.source, "module_file": spec.origin, "device": options.device}
     try:
