@@ -21,8 +21,7 @@ from pathlib import Path
 LINT = [sys.executable, "-m", "precision_lint", "check", "--no-cache", "--exit-zero"]
 
 
-def findings(tree: Path, extend_select: str | None) -> list[dict]:
-    extra = ["--extend-select", extend_select] if extend_select else []
+def findings(tree: Path, extra: list[str]) -> list[dict]:
     result = subprocess.run(LINT + extra + ["--output-format", "json", "."], cwd=tree, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"{tree}: precision-lint exited {result.returncode}: {result.stderr[-2000:]}")
@@ -33,13 +32,12 @@ def python_files(tree: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in tree.rglob("*.py") if ".git" not in p.parts}
 
 
-def fix_check(tree: Path, extend_select: str | None) -> dict:
+def fix_check(tree: Path, extra: list[str]) -> dict:
     """Fix a copy of `tree`; report what changed and whether it converged."""
     with tempfile.TemporaryDirectory(prefix="precision-lint-eco-") as scratch:
         copy = Path(scratch) / tree.name
         shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         before = python_files(copy)
-        extra = ["--extend-select", extend_select] if extend_select else []
         fix = LINT + extra + ["--fix", "--unsafe-fixes", "-q", "--output-format", "concise", "."]
         first = subprocess.run(fix, cwd=copy, capture_output=True, text=True)
         after = python_files(copy)
@@ -72,13 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     not_folders = [str(tree) for tree in args.trees if not tree.is_dir()]
     if not_folders:
         parser.error(f"not a folder: {', '.join(not_folders)}")
+    extra = ["--extend-select", args.extend_select] if args.extend_select else []
     failed = False
     per_repo: dict[str, Counter] = {}
     listing: list[str] = []
     fixes: dict[str, dict] = {}
     for tree in args.trees:
         tree = tree.resolve()
-        results = findings(tree, args.extend_select)
+        results = findings(tree, extra)
         counts = Counter(d["code"] or "syntax-error" for d in results)
         counts.update(f"{d['code']} fix={(d['fix'] or {}).get('applicability', 'none')}" for d in results if d["code"])
         per_repo[tree.name] = counts
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             fix = (d["fix"] or {}).get("applicability", "none")
             listing.append(f"{tree.name}/{where}:{d['location']['row']}: {d['code']} [{fix}] {d['message']}")
         if args.fix_check:
-            fixes[tree.name] = report = fix_check(tree, args.extend_select)
+            fixes[tree.name] = report = fix_check(tree, extra)
             failed |= bool(report["broken"] or report["changed_by_second_fix"])
     keys = sorted({key for counts in per_repo.values() for key in counts})
     print("| repository | " + " | ".join(keys) + " |")

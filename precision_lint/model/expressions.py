@@ -587,7 +587,7 @@ class ExpressionEvaluator:
             return replace(result, per_row=True) if self._reduces_rows(node) else result
         if method in ("any", "all"):
             has_dim = find_arg(node, "dim", 0) is not None
-            return replace(Value.tensor(BOOL, not has_dim, mask=True), per_row=self._reduces_rows(node))
+            return Value.tensor(BOOL, not has_dim, mask=True, per_row=self._reduces_rows(node))
         if method in api.COUNT_METHODS:
             return Value.tensor(INT64, True if find_arg(node, "dim", 0) is None else None, count=True)
         if method in api.PY_COUNT_METHODS:
@@ -652,8 +652,8 @@ class ExpressionEvaluator:
         with an Add recorded for every creation the target may come from."""
         operator = cst.Subtract() if subtract else cst.Add()
         if target.is_tensor and in_place:
-            result = Value.tensor(target.dtype, target.zero_dim, count=target.count and addend.count)
-            result = replace(result, length=result.count and target.length and addend.length)
+            count = target.count and addend.count
+            result = Value.tensor(target.dtype, target.zero_dim, count=count, length=count and target.length and addend.length)
         else:
             result = arithmetic(operator, target, addend)
         result = result.with_origins(target.origins)
@@ -675,9 +675,6 @@ class ExpressionEvaluator:
 _DEVICE_WORDS = ("device", "cuda", "cpu", "gpu", "rank", "dev", "mps", "xpu")
 
 
-_SAME_SHAPE = frozenset({"cuda", "cpu", "detach", "clone", "contiguous", "requires_grad_", "pin_memory", "detach_"})
-
-
 def _reshaped(receiver: Value, method: str, node: cst.Call) -> Value:
     """The receiver seen through a view or copy: `view(-1)`, `reshape(-1, d)` and
     `flatten()` give one row per element; a per-sample tensor stays one only through
@@ -685,13 +682,13 @@ def _reshaped(receiver: Value, method: str, node: cst.Call) -> Value:
     # `view(-1)`, `reshape(-1, d)`: the leading dimension gathers every element (or token)
     if method == "flatten" or (method in ("view", "reshape") and node.args and _int_literal(node.args[0].value) == -1):
         return replace(receiver, flat=True, per_row=False)
-    if receiver.per_row and method not in _SAME_SHAPE:
+    if receiver.per_row and method not in api.SAME_SHAPE_METHODS:
         return replace(receiver, per_row=False)
     return receiver
 
 
 def _int_literal(node: cst.BaseExpression) -> int | None:
-    """The value of `1` or `-1` written as a literal."""
+    """The value of an integer literal, negative ones (`-1`) included."""
     if isinstance(node, cst.Integer):
         return int(node.value, 0)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
@@ -782,8 +779,7 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
         (left.positions or right.positions) and (additive or multiply)
         and not (left.is_floating or right.is_floating or (dtype is not None and dtype.is_floating))
     )  # fmt: skip
-    value = Value.tensor(dtype, zero_dim, count=count, mask=mask, positions=positions)
-    return replace(value, length=count and length)
+    return Value.tensor(dtype, zero_dim, count=count, mask=mask, positions=positions, length=count and length)
 
 
 def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: bool, site: int = 0) -> Value:
@@ -799,7 +795,7 @@ def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: b
         float_count = site if counting else source.float_count
         return Value(Kind.TENSOR, source.dtype, zero_dim, float_count=float_count, length=length or source.length)
     if counting or (source.is_tensor and source.dtype is not None):
-        return replace(Value.tensor(INT64, zero_dim, count=counting), length=counting and length)
+        return Value.tensor(INT64, zero_dim, count=counting, length=counting and length)
     return Value.tensor(None, zero_dim)
 
 

@@ -57,6 +57,8 @@ ALIAS_METHODS = frozenset(
         "pin_memory", "detach_", "squeeze_", "unsqueeze_",
     }
 )  # fmt: skip
+# The aliases that keep the shape too: a per-sample tensor stays one through them.
+SAME_SHAPE_METHODS = frozenset({"cuda", "cpu", "detach", "clone", "contiguous", "requires_grad_", "pin_memory", "detach_"})
 ALIAS_ATTRIBUTES = frozenset({"data"})
 
 # Uses of an accumulator that read it and stay valid and exact on int64.

@@ -71,8 +71,13 @@ class Value:
         origins: frozenset[Creation] = frozenset(),
         positions: bool = False,
         flat: bool = False,
+        length: bool = False,
+        per_row: bool = False,
     ) -> "Value":
-        return Value(Kind.TENSOR, dtype, zero_dim, count, mask, origins, positions, flat=flat)
+        return Value(
+            Kind.TENSOR, dtype, zero_dim, count, mask, origins, positions,
+            length=length, per_row=per_row, flat=flat,
+        )  # fmt: skip
 
     @staticmethod
     def py_int(count: bool = False, length: bool = False) -> "Value":
