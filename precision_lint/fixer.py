@@ -8,7 +8,7 @@ import libcst as cst
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix
 from .engine import check_source
-from .source import LineIndex
+from .source import LineIndex, splice
 
 MAX_ITERATIONS = 100
 
@@ -57,10 +57,7 @@ def apply_fixes(source: str, fixes: list[Fix]) -> tuple[str, list[int]]:
             continue
         taken.extend(new)
         applied.append(number)
-    text = source
-    for start, end, content in sorted(taken, key=lambda s: (s[0], s[1]), reverse=True):
-        text = text[:start] + content + text[end:]
-    return text, applied
+    return splice(source, taken), applied
 
 
 def _pos(location) -> tuple[int, int]:

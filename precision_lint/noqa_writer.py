@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from .diagnostics import Diagnostic
-from .source import LineIndex
+from .source import LineIndex, splice
 from .suppression import directive_text, noqa_by_line
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -37,9 +37,7 @@ def add_noqa(source: str, diagnostics: list[Diagnostic]) -> tuple[str, int]:
         elif not line.rstrip().endswith("\\"):
             end = start + len(line)
             pieces.append((end, end, f"  {directive_text(tuple(sorted(set(codes))))}"))
-    text = source
-    for begin, end, content in sorted(pieces, reverse=True):
-        text = text[:begin] + content + text[end:]
+    text = splice(source, pieces)
     try:
         cst.parse_module(text)
     except cst.ParserSyntaxError:

@@ -52,6 +52,14 @@ def write_atomically(path: Path, text: str, encoding: str) -> None:
         raise
 
 
+def splice(text: str, pieces: list[tuple[int, int, str]]) -> str:
+    """`text` with each (start, end, content) piece replacing text[start:end]; the
+    pieces must not overlap. Applied from the end so earlier offsets stay valid."""
+    for start, end, content in sorted(pieces, key=lambda p: (p[0], p[1]), reverse=True):
+        text = text[:start] + content + text[end:]
+    return text
+
+
 class LineIndex:
     """Converts 1-based (row, column) positions to string offsets and back."""
 

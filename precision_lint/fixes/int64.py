@@ -34,7 +34,7 @@ def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap) -> 
     if not isinstance(node, cst.Call):
         raise NoRewrite("the accumulator is not created by a call we can rewrite")
     alias, import_edits = _torch_module(imports, module.default_newline)
-    qualified = _call_name(node, imports)
+    qualified = imports.qualify_dotted(dotted_name(node.func))
     if qualified is not None:
         module_name, _, attr = qualified.rpartition(".")
         if module_name in api.LEGACY_CONSTRUCTOR_MODULES and attr in LEGACY_TENSOR_TYPES:
@@ -52,17 +52,6 @@ def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap) -> 
     dtype_text = f"{alias}.int64"
     edits = (*data_edits, _dtype_edit(node, dtype_text), *import_edits)
     return Int64Rewrite(edits, f"Use `dtype={dtype_text}`")
-
-
-def _call_name(node: cst.Call, imports: ImportMap) -> str | None:
-    name = dotted_name(node.func)
-    if name is None:
-        return None
-    head, _, rest = name.partition(".")
-    qualified_head = imports.qualify_name(head)
-    if qualified_head is None:
-        return None
-    return f"{qualified_head}.{rest}" if rest else qualified_head
 
 
 def _torch_module(imports: ImportMap, newline: str) -> tuple[str, tuple[NodeEdit, ...]]:

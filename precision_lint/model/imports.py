@@ -42,6 +42,14 @@ class ImportMap:
             return f"builtins.{name}"
         return None
 
+    def qualify_dotted(self, name: str | None) -> str | None:
+        """`dist.all_reduce` -> "torch.distributed.all_reduce": the head resolved."""
+        if name is None:
+            return None
+        head, dot, rest = name.partition(".")
+        root = self.qualify_name(head)
+        return None if root is None else root + dot + rest
+
     def torch_alias(self) -> str | None:
         return self.torch_module_aliases[0] if self.torch_module_aliases else None
 

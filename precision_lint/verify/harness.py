@@ -16,12 +16,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Diagnostic
-from ..model.accumulators import Accumulator, AddendKind
+from ..model.accumulators import Accumulator, AddendKind, narrowest_dtype
 from ..model.imports import ImportMap, dotted_name
 from ..model.semantic import SemanticModel
 from ..model.torch_api import REDUCING_COLLECTIVES
 from ..model.walk import iter_children, walk
-from ..source import LineIndex
+from ..source import LineIndex, splice
 
 _DEVICE_STRING = re.compile(r"^cuda(:\d+)?$")
 _RUNNABLE_BUILTINS = frozenset(
@@ -67,7 +67,9 @@ class SourceIndex:
         self.index = LineIndex(text)
         self.positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
         self.parents: dict[int, cst.CSTNode] = {}
+        self._by_id: dict[int, cst.CSTNode] = {}
         for node in _all_nodes(model.module):
+            self._by_id[id(node)] = node
             for child in iter_children(node):
                 self.parents[id(child)] = node
 
@@ -88,16 +90,7 @@ class SourceIndex:
                 inner_start, inner_end = self.offsets(inner)
                 if start <= inner_start and inner_end <= end:
                     pieces.append((inner_start, inner_end, text))
-        result = self.text[start:end]
-        for inner_start, inner_end, text in sorted(pieces, reverse=True):
-            result = result[: inner_start - start] + text + result[inner_end - start :]
-        return result
-
-    @property
-    def _by_id(self) -> dict[int, cst.CSTNode]:
-        if not hasattr(self, "_nodes"):
-            self._nodes = {id(n): n for n in _all_nodes(self.module)}
-        return self._nodes
+        return splice(self.text[start:end], [(s - start, e - start, text) for s, e, text in pieces])
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))
@@ -127,7 +120,7 @@ def build_harness(source: SourceIndex, model: SemanticModel, accumulator: Accumu
     hazards = [add for add in accumulator.adds if add.adds_count_to_float]
     if not hazards or diagnostic.fix is None:
         raise NoHarness("the finding has no fix to compare")
-    dtype = min((a.dtype_after for a in hazards), key=lambda d: d.exact_integer_limit)
+    dtype = narrowest_dtype(hazards)
     scope_node = source.enclosing(hazards[0].statement, (cst.FunctionDef,)) or model.module
     function = _function_name(source, hazards[0].statement)
     creation = accumulator.creation.node
@@ -230,9 +223,7 @@ def _apply_fix_inside(source: SourceIndex, node: cst.CSTNode, diagnostic: Diagno
         edit_end = source.index.offset(edit.end_location.row, edit.end_location.column)
         if start <= edit_start and edit_end <= end:
             edits.append((edit_start - start, edit_end - start, edit.content))
-    for edit_start, edit_end, content in sorted(edits, reverse=True):
-        text = text[:edit_start] + content + text[edit_end:]
-    return text
+    return splice(text, edits)
 
 
 def _replace_devices(text: str) -> str:
@@ -402,12 +393,7 @@ def _after(source, scope, target: str, after: int, imports, devices):
             continue
         value = statement.value if isinstance(statement, (cst.Expr, cst.Return)) else None
         if isinstance(value, cst.Call):
-            name = dotted_name(value.func)
-            qualified = None
-            if name is not None:
-                root = imports.qualify_name(name.split(".")[0])
-                qualified = None if root is None else ".".join([root, *name.split(".")[1:]])
-            if qualified in REDUCING_COLLECTIVES:
+            if imports.qualify_dotted(dotted_name(value.func)) in REDUCING_COLLECTIVES:
                 call = value.with_changes(args=[a for a in value.args if not (a.keyword and a.keyword.value == "group")])
                 collectives.append(source.module.code_for_node(call))
                 continue
