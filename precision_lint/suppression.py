@@ -1,7 +1,6 @@
 """`# noqa` and `# noqa: PH001, PH002` comments on the reported line."""
 from __future__ import annotations
 
-import io
 import re
 import tokenize
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?",
     re.IGNORECASE,
 )
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 OUR_PREFIX = "PH"
 
@@ -43,7 +43,7 @@ def noqa_by_line(source: str) -> dict[int, Noqa]:
     if "noqa" not in source.lower():
         return directives
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        tokens = list(tokenize.generate_tokens(iter(physical_lines(source)).__next__))
     except (tokenize.TokenError, SyntaxError):
         return directives  # the file does not parse: it is reported as such
     for token in tokens:
@@ -62,6 +62,13 @@ def noqa_by_line(source: str) -> dict[int, Noqa]:
             trailing_text=bool(token.string[match.end() :].strip()),
         )
     return directives
+
+
+def physical_lines(source: str) -> list[str]:
+    """The lines of `source` as libcst and the fixer count them: `\n`, `\r\n` and a
+    lone `\r` all end a line. Each keeps a `\n` ending, which is what the tokenizer
+    expects (it splits only on `\n`, so a CR-only file would be one line to it)."""
+    return [match.group().rstrip("\r\n") + "\n" for match in _LINE.finditer(source)]
 
 
 def directive_text(codes: tuple[str, ...]) -> str:

@@ -134,7 +134,8 @@ class FloatHistogram(Rule):
                     return None
             source = find_arg(node, keyword, position)
             buffer = model.value_of(node.func.value)
-            if source is None or not buffer.is_floating:
+            # a tensor buffer: a Python float has no scatter methods (the call would raise)
+            if source is None or not (buffer.is_tensor and buffer.is_floating):
                 return None
             ones = model.value_of(source.value)
             if not _counts_ones(ones, model):

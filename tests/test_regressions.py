@@ -132,3 +132,9 @@ def test_a_float_token_count_packed_with_a_length_is_still_a_count():
 def test_positions_reduced_to_parity_are_not_positions():
     source = "import torch\neven = (torch.arange(n) % 2).to(torch.bfloat16)\nband = (torch.arange(n) & 1).half()\n"
     assert check_source(source, "a.py", frozenset({"PH004"})) == []
+
+
+def test_python_float_used_as_a_scatter_buffer_is_no_crash():
+    # F2 of the fault campaign: PH006 read the dtype of a Python float
+    source = "import torch\nbuf = 0.0\nbuf.scatter_add_(0, idx, torch.ones(3))\n"
+    assert check_source(source, "a.py", frozenset({"PH006"})) == []
