@@ -15,6 +15,7 @@ import libcst as cst
 from ..diagnostics import Applicability, Severity
 from ..model.accumulators import Accumulator, AddendKind, Effect
 from ..model.semantic import SemanticModel
+from ..model.syntax import string_key
 from ..rule import Finding, NodeFix
 from .int64 import NoRewrite, int64_rewrite
 
@@ -72,6 +73,6 @@ def accumulator_name(statement: cst.CSTNode, module: cst.Module) -> str:
             target = statement.func.value
     elif isinstance(statement, cst.AnnAssign):
         target = statement.target
-    while isinstance(target, cst.Subscript):
-        target = target.value
+    while isinstance(target, cst.Subscript) and string_key(target) is None:
+        target = target.value  # `n[i] += c` names `n`; `state["step"]` is its own place
     return module.code_for_node(target) if target is not None else "accumulator"

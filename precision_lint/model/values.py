@@ -19,6 +19,12 @@ class Kind(Enum):
     SHAPE = "shape"  # `x.shape` / `x.size()`: indexing it gives a count
     DTYPE = "dtype"  # a dtype object, e.g. `torch.float32` or `x.dtype`
     SELF = "self"  # the instance in a method
+    NONE = "none"  # `None`: joined with a value, the value wins (`else: self.buf = None`)
+    STR = "str"  # a string: `len()` of it counts characters, not samples
+    TUPLE = "tuple"  # `elements`: one value per position
+    LIST = "list"  # `elements`: one value that covers every item (empty: nothing yet)
+    DICT = "dict"  # `items`: a value per string key
+    INSTANCE = "instance"  # an object of class `cls` (a project class or a torch.nn layer)
 
 
 @dataclass(eq=False)
@@ -59,6 +65,15 @@ class Value:
     # one row per element (`x.nonzero()`, `x.flatten()`, `x.view(-1)`, `x[mask]`), or
     # the shape of such a tensor: its length counts elements, not samples
     flat: bool = False
+    # TUPLE/LIST elements, DICT items (key, value), INSTANCE class
+    elements: tuple["Value", ...] = ()
+    items: tuple[tuple[str, "Value"], ...] = ()
+    cls: str | None = None
+    # where the value came from when that was another function or module, for
+    # messages: "`count_helpers.nonpad()` (count_helpers.py:9)"
+    via: str | None = None
+    # why a RUNTIME_FLOAT dtype is the model's: "the dtype of `hidden_states`"
+    dtype_source: str | None = None
 
     # -- construction helpers -------------------------------------------------
     @staticmethod
@@ -89,8 +104,40 @@ class Value:
             return Value.tensor(BOOL, mask=True)
         return Value(Kind.UNKNOWN, mask=True)
 
+    @staticmethod
+    def tuple_of(elements) -> "Value":
+        elements = tuple(elements)
+        return Value(Kind.TUPLE, elements=elements, origins=_all_origins(elements))
+
+    @staticmethod
+    def list_of(element: "Value | None") -> "Value":
+        """A list whose items are all covered by `element` (None: an empty list)."""
+        elements = () if element is None else (element,)
+        return Value(Kind.LIST, elements=elements, origins=_all_origins(elements))
+
+    @staticmethod
+    def dict_of(items) -> "Value":
+        items = tuple(items)
+        return Value(Kind.DICT, items=items, origins=_all_origins(value for _, value in items))
+
+    @property
+    def element(self) -> "Value":
+        """What one item of a LIST (or any position of a TUPLE) holds."""
+        if not self.elements:
+            return UNKNOWN
+        covered = self.elements[0]
+        for other in self.elements[1:]:
+            covered = join(covered, other)
+        return covered
+
+    def item(self, key: str) -> "Value | None":
+        return next((value for name, value in self.items if name == key), None)
+
     def with_origins(self, origins: frozenset[Creation]) -> "Value":
         return replace(self, origins=origins)
+
+    def with_float_count(self, site: int) -> "Value":
+        return replace(self, float_count=site) if site != self.float_count else self
 
     def without_origins(self) -> "Value":
         return replace(self, origins=frozenset()) if self.origins else self
@@ -99,6 +146,24 @@ class Value:
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
+
+    @property
+    def is_container(self) -> bool:
+        return self.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT)
+
+    @property
+    def informative(self) -> bool:
+        """Whether it says more than UNKNOWN about what matters to the rules: worth
+        passing into another function's parameters or across modules."""
+        if self.count or self.mask or self.float_count or self.positions or self.origins or self.buffer:
+            return True
+        if self.kind is Kind.TENSOR:
+            return self.dtype is not None
+        if self.kind is Kind.INSTANCE:
+            return True
+        if self.is_container:
+            return any(v.informative for v in self.elements) or any(v.informative for _, v in self.items)
+        return False
 
     @property
     def is_floating(self) -> bool:
@@ -145,11 +210,24 @@ class CallFact:
     method: str | None
 
 
+def _all_origins(values) -> frozenset[Creation]:
+    origins: frozenset[Creation] = frozenset()
+    for value in values:
+        origins |= value.origins
+    return origins
+
+
 def join(a: Value, b: Value) -> Value:
     """The value that covers both branches of a control-flow merge."""
     if a is b or a == b:
         return a
+    if a.kind is Kind.NONE or b.kind is Kind.NONE:
+        # `self.buf = None` on one path: where the value is used, it is the other one
+        kept, other = (b, a) if a.kind is Kind.NONE else (a, b)
+        return replace(kept, origins=kept.origins | other.origins)
     origins = a.origins | b.origins
+    if a.kind is b.kind and a.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT, Kind.INSTANCE):
+        return _join_containers(a, b, origins)
     if a.kind is b.kind and a.dtype == b.dtype:
         return Value(
             a.kind,
@@ -164,8 +242,29 @@ def join(a: Value, b: Value) -> Value:
             a.length and b.length,
             a.per_row and b.per_row,
             a.flat or b.flat,
+            via=a.via or b.via,
+            dtype_source=a.dtype_source or b.dtype_source,
         )
     return Value(
         count=False, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer,
         float_count=a.float_count or b.float_count, length=a.length and b.length, flat=a.flat or b.flat,
     )  # fmt: skip
+
+
+def _join_containers(a: Value, b: Value, origins: frozenset[Creation]) -> Value:
+    if a.kind is Kind.INSTANCE:
+        return a if a.cls == b.cls else Value(origins=origins)
+    if a.kind is Kind.LIST:
+        if not a.elements or not b.elements:
+            return replace(a if a.elements else b, origins=origins)
+        return replace(Value.list_of(join(a.element, b.element)), origins=origins)
+    if a.kind is Kind.TUPLE:
+        if len(a.elements) != len(b.elements):
+            return Value(origins=origins)
+        return replace(Value.tuple_of(join(x, y) for x, y in zip(a.elements, b.elements)), origins=origins)
+    keys = dict.fromkeys([k for k, _ in a.items] + [k for k, _ in b.items])
+    items = []
+    for key in keys:
+        left, right = a.item(key), b.item(key)
+        items.append((key, join(left, right) if left is not None and right is not None else (left or right)))
+    return replace(Value.dict_of(items), origins=origins)
