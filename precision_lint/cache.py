@@ -6,12 +6,13 @@ import hashlib
 import os
 import pickle
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from . import __version__, rules
 from .diagnostics import Diagnostic
 
-_FORMAT = 1
+_FORMAT = 2  # entries carry the module summary and its project dependencies
 
 
 def content_hash(path: Path) -> str | None:
@@ -59,6 +60,34 @@ class ResultCache:
             return
         self.entries[path] = (digest, self._codes_key(codes), diagnostics)
         self.dirty = True
+
+    def get_report(self, job):
+        """A cached report for a check (or summary) job of runner.py, with the file's
+        module summary and what it asked of the project index."""
+        from .runner import FileReport
+
+        entry = self.entries.get(self._job_key(job))
+        digest = content_hash(Path(job.path))
+        if digest is None or entry is None or entry[0] != digest or entry[1] != self._codes_key(job.codes):
+            return None
+        diagnostics, summary, dependencies = entry[2], entry[3], entry[4]
+        # the cache may have been filled from another working directory
+        renamed = [replace(d, filename=job.path) for d in diagnostics]
+        return FileReport(job.path, renamed, summary=summary, dependencies=dict(dependencies))
+
+    def put_report(self, job, report) -> None:
+        digest = content_hash(Path(job.path))
+        if digest is None:
+            return
+        self.entries[self._job_key(job)] = (
+            digest, self._codes_key(job.codes), report.diagnostics, report.summary, report.dependencies,
+        )  # fmt: skip
+        self.dirty = True
+
+    @staticmethod
+    def _job_key(job) -> str:
+        key = str(Path(job.path).absolute())
+        return key if job.mode == "check" else f"{job.mode}:{key}"
 
     def save(self) -> None:
         if not self.dirty:

@@ -10,14 +10,13 @@ import argparse
 import os
 import subprocess
 import traceback
-from dataclasses import replace
 import json
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from . import __version__
-from .cache import ResultCache, content_hash
+from .cache import ResultCache
 from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
 from .noqa_writer import add_noqa
 from .source import read_source, write_atomically
@@ -30,7 +29,8 @@ from .registry import all_rules, rule_by_code_or_name
 from .reporters import github, gitlab, junit, markdown, sarif
 from .reporters.json_format import write_json
 from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
-from .runner import FileReport, Job, run_jobs, unified_diff
+from .project.analysis import run_project
+from .runner import FileReport, Job, unified_diff
 from .selection import UnknownSelector, validate
 
 SUBCOMMANDS = ("check", "rule", "verify")
@@ -279,27 +279,8 @@ def _add_noqa(reports: list[FileReport]) -> int:
 
 
 def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileReport]:
-    if not use_cache:
-        return run_jobs(jobs)
-    cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache")
-    reports: dict[str, FileReport] = {}
-    pending: list[tuple[Job, str | None]] = []
-    for job in jobs:
-        digest = content_hash(Path(job.path))
-        key = str(Path(job.path).absolute())
-        cached = cache.get(key, digest, job.codes)
-        if cached is not None:
-            # the cache may have been filled from another working directory
-            renamed = [replace(d, filename=job.path) for d in cached]
-            reports[job.path] = FileReport(job.path, renamed)
-        else:
-            pending.append((job, digest))
-    for (job, digest), report in zip(pending, run_jobs([job for job, _ in pending])):
-        reports[job.path] = report
-        if report.error is None:
-            cache.put(str(Path(job.path).absolute()), digest, job.codes, report.diagnostics)
-    cache.save()
-    return [reports[job.path] for job in jobs]
+    cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache") if use_cache else None
+    return run_project(jobs, cache)
 
 
 def _report(args: argparse.Namespace, reports: list[FileReport]) -> int:

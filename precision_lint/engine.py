@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
-from .model.semantic import build_model
+from .model.semantic import SemanticModel, build_model
+from .project.index import ModuleContext
+from .project.modules import ModuleIdentity, identify
+from .project.summary import exports_summary, summarize
 from .registry import all_rules
 from .rule import Finding, NodeEdit, Rule
 from .suppression import noqa_by_line
@@ -19,18 +23,56 @@ from .suppression import noqa_by_line
 _MAY_HOLD_HAZARD = re.compile(r"torch|\.sum\(|count_nonzero|bincount|numel|register_buffer|add_state")
 
 
-def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diagnostic]:
-    rules = [rule for rule in all_rules() if rule.code in codes]
+@dataclass
+class ModuleResult:
+    diagnostics: list[Diagnostic]
+    # the module's summary for the project index (None: not parsed or no model)
+    summary: dict | None = None
+    # what the model asked the project index, and what each answer was worth
+    dependencies: dict[str, str] = field(default_factory=dict)
+
+
+def check_source(
+    source: str,
+    filename: str,
+    codes: frozenset[str],
+    identity: ModuleIdentity | None = None,
+    project: dict | None = None,
+) -> list[Diagnostic]:
+    """The diagnostics of one file. `identity` names the module (default: from the
+    file's path); `project` is the slice of the project index it may ask."""
+    return check_module(source, filename, codes, identity, project).diagnostics
+
+
+def check_module(
+    source: str,
+    filename: str,
+    codes: frozenset[str],
+    identity: ModuleIdentity | None = None,
+    project: dict | None = None,
+    summary_only: bool = False,
+) -> ModuleResult:
+    """`summary_only`: build the model for the module's summary, run no rule."""
+    rules = [rule for rule in all_rules() if rule.code in codes and not summary_only]
     model_rules = [rule for rule in rules if not rule.checks_suppressions]
     suppression_rules = [rule for rule in rules if rule.checks_suppressions]
     may_hold = bool(_MAY_HOLD_HAZARD.search(source))
-    if not (model_rules and may_hold) and not (suppression_rules and "noqa" in source):
-        return []
+    if not ((model_rules or summary_only) and may_hold) and not (suppression_rules and "noqa" in source):
+        identity = identity or identify(filename)
+        return ModuleResult([], exports_summary(source, identity.name, identity.package, filename))
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        return [syntax_error(filename, source, error)]
-    found = _model_diagnostics(module, filename, model_rules) if may_hold else []
+        return ModuleResult([syntax_error(filename, source, error)])
+    result = ModuleResult([])
+    found: list[Diagnostic] = []
+    if may_hold and (model_rules or summary_only):
+        identity = identity or identify(filename)
+        context = ModuleContext(project)
+        model = build_model(module, identity.name, context, identity.package)
+        found = _rule_diagnostics(model, filename, model_rules)
+        result.summary = summarize(model, filename, source)
+        result.dependencies = context.asked
     directives = noqa_by_line(source)
     kept: list[Diagnostic] = []
     used: dict[int, set[str]] = {}
@@ -42,11 +84,12 @@ def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diag
             kept.append(diagnostic)
     for rule in suppression_rules:
         kept.extend(rule.check_suppressions(source, filename, directives, used))
-    return sorted(kept, key=Diagnostic.sort_key)
+    result.diagnostics = sorted(kept, key=Diagnostic.sort_key)
+    return result
 
 
-def _model_diagnostics(module: cst.Module, filename: str, rules: list[type[Rule]]) -> list[Diagnostic]:
-    model = build_model(module)
+def _rule_diagnostics(model: SemanticModel, filename: str, rules: list[type[Rule]]) -> list[Diagnostic]:
+    module = model.module
     findings: list[tuple[type[Rule], Finding]] = []
     for rule in rules:
         findings.extend((rule, finding) for finding in rule().check(model))

@@ -77,11 +77,13 @@ def fix_source(
     unsafe: bool = False,
     unfixable: frozenset[str] = frozenset(),
     allowed: frozenset[tuple[str, int, int]] | None = None,
+    project: dict | None = None,
 ) -> FixOutcome:
     """`allowed` (from `check --fix --verify`): only the findings at these (code, row,
-    column) of the original source may be fixed, in a single round."""
+    column) of the original source may be fixed, in a single round. `project`: the
+    slice of the project index the file is checked with."""
     outcome = FixOutcome(source)
-    diagnostics = check_source(source, filename, codes)
+    diagnostics = check_source(source, filename, codes, project=project)
     for iteration in range(MAX_ITERATIONS):
         candidates = [d for d in diagnostics if applicable(d, unsafe, unfixable)]
         if allowed is not None:
@@ -98,7 +100,7 @@ def fix_source(
             return outcome
         outcome.fixed.extend(candidates[i] for i in applied)
         outcome.source = new_source
-        diagnostics = check_source(new_source, filename, codes)
+        diagnostics = check_source(new_source, filename, codes, project=project)
     outcome.remaining = diagnostics
     outcome.error = f"fixes did not converge after {MAX_ITERATIONS} iterations"
     return outcome

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .diagnostics import Diagnostic
-from .engine import check_source
+from .engine import check_module
 from .fixer import fix_source
 from .source import read_source, write_atomically
 
@@ -21,11 +21,15 @@ PARALLEL_THRESHOLD = 16
 class Job:
     path: str
     codes: frozenset[str]
-    mode: str = "check"  # "check", "fix" (write) or "diff" (show, do not write)
+    # "check", "fix" (write), "diff" (show, do not write), or "summary" (only the
+    # module's summary, for a module the run imports but did not list)
+    mode: str = "check"
     unsafe: bool = False
     unfixable: frozenset[str] = frozenset()
     # `check --fix --verify`: the findings whose fix may be written (None: all)
     allowed: frozenset[tuple[str, int, int]] | None = None
+    # the slice of the project index the file may ask (project/index.py)
+    project: dict | None = None
 
 
 @dataclass
@@ -35,6 +39,9 @@ class FileReport:
     fixed: list[Diagnostic] = field(default_factory=list)
     diff: str = ""
     error: str | None = None
+    # for the project index: the module's summary and what it asked of the index
+    summary: dict | None = None
+    dependencies: dict[str, str] = field(default_factory=dict)
 
 
 def run_job(job: Job) -> FileReport:
@@ -52,9 +59,10 @@ def _run_job(job: Job) -> FileReport:
         source = read_source(path)
     except (OSError, UnicodeDecodeError, SyntaxError) as error:
         return FileReport(job.path, error=f"cannot read: {error}")
-    if job.mode == "check":
-        return FileReport(job.path, check_source(source.text, job.path, job.codes))
-    outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable, job.allowed)
+    if job.mode in ("check", "summary"):
+        result = check_module(source.text, job.path, job.codes, project=job.project, summary_only=job.mode == "summary")
+        return FileReport(job.path, result.diagnostics, summary=result.summary, dependencies=result.dependencies)
+    outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable, job.allowed, project=job.project)
     report = FileReport(job.path, outcome.remaining, outcome.fixed, error=outcome.error)
     if outcome.source != source.text:
         if job.mode == "diff":

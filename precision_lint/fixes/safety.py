@@ -57,7 +57,18 @@ def accumulator_finding(
     fix, note, blocker = int64_fix(accumulator, model, name)
     if blocker is not None:
         related.append(blocker)
-    return Finding(accumulator.creation.node, message.format(name=name), severity, fix, tuple(related), note)
+    message = message.format(name=name) + counts_source(model, [add.addend for add in hazards])
+    return Finding(accumulator.creation.node, message, severity, fix, tuple(related), note)
+
+
+def counts_source(model: SemanticModel, nodes) -> str:
+    """"; counts from `counting.nonpad()` (pkg/counting.py:4)" when the counts were
+    made in another module (empty otherwise: the related adds show where)."""
+    for node in nodes:
+        via = model.value_of(node).via
+        if via is not None:
+            return f"; counts from {via}"
+    return ""
 
 
 def accumulator_name(statement: cst.CSTNode, module: cst.Module) -> str:

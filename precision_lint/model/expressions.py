@@ -14,14 +14,18 @@ from .imports import ImportMap
 from .operations import arithmetic, per_row_mask
 from .syntax import find_arg, int_literal, public_attribute, same_place, target_key
 from .containers import ContainerEvaluation
+from .project_calls import Callees, NoCallees, ProjectCalls
 from .torch_calls import TorchCalls
 from .values import UNKNOWN, CallFact, Creation, Kind, Value, join
 from .walk import iter_children
 
 Env = dict[str, Value]
 
+# qualified names that are never the project's own functions
+_NOT_PROJECT = ("torch.", "builtins.", "numpy.", "math.", "logging.")
 
-class ExpressionEvaluator(TorchCalls, ContainerEvaluation):
+
+class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     """Shared state of one scope's interpretation (see interpreter.ScopeInterpreter)."""
 
     def __init__(
@@ -44,6 +48,8 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation):
         self.self_name = self_name
         self.global_env = global_env or {}
         self.yields = False  # a generator: what it returns is not what a call gives
+        self.callees: Callees = NoCallees()
+        self.owner: str | None = None
 
     # -- bookkeeping -----------------------------------------------------------
     def consume(self, value: Value, node: cst.CSTNode, effect: Effect, reason: str) -> None:
@@ -257,11 +263,22 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation):
         method = node.func.attr.value if qualified is None and isinstance(node.func, cst.Attribute) else None
         self.calls[id(node)] = CallFact(node, qualified, method)
         if qualified is not None:
+            if not qualified.startswith(_NOT_PROJECT):
+                result = self.project_function_call(qualified, node, env)
+                if result is not None:
+                    return result
+                result = self._function_call(qualified, node, env)
+                self.callees.record_call(qualified, node, [self.values.get(id(a.value), UNKNOWN) for a in node.args])
+                return result
             return self._function_call(qualified, node, env)
         if isinstance(node.func, cst.Attribute):
             return self._method_call(node, node.func, env)
-        self.eval(node.func, env)
-        self._consume_args(node, self._eval_args(node, env), Effect.ESCAPES, "passed to a function we cannot see")
+        callee = self.eval(node.func, env)
+        values = self._eval_args(node, env)
+        result = self.call_instance(node, callee, values)
+        if result is not None:
+            return result
+        self._consume_args(node, values, Effect.ESCAPES, "passed to a function we cannot see")
         return UNKNOWN
 
     def _eval_args(self, node: cst.Call, env: Env) -> list[Value]:

@@ -230,6 +230,12 @@ class TorchCalls:
             contained = self.grow_list(func, receiver, method, values, env) or self.container_method(receiver, method)
             if contained is not None:
                 return contained
+        project = self.project_method_call(node, receiver, method, values)
+        if project is None and receiver.kind is Kind.SELF:
+            # `self.metric(x)`: an attribute holding an instance of a project class
+            project = self.call_instance(node, self.lookup(f"self.{method}", env), values)
+        if project is not None:
+            return project
         if receiver.origins:
             return self._accumulator_method(node, func, receiver, method, values)
         return self._value_method(node, receiver, method, values)

@@ -199,6 +199,10 @@ class Value:
 
 UNKNOWN = Value()
 
+# `float_count` of a value whose counts became float in another module: the call
+# that did it is not a node of this one
+FLOAT_COUNT_ELSEWHERE = -1
+
 
 @dataclass(frozen=True)
 class CallFact:
@@ -245,8 +249,10 @@ def join(a: Value, b: Value) -> Value:
             via=a.via or b.via,
             dtype_source=a.dtype_source or b.dtype_source,
         )
+    # a count is a count whether it is a Python int or a tensor (`n` from `len()` on
+    # one path, `mask.sum()` on another)
     return Value(
-        count=False, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer,
+        count=a.count and b.count, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer,
         float_count=a.float_count or b.float_count, length=a.length and b.length, flat=a.flat or b.flat,
     )  # fmt: skip
 

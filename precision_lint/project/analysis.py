@@ -1,0 +1,101 @@
+"""Checks a set of files as one project, like a type checker's binder and checker:
+
+1. every file is checked on its own (or served from the cache); each gives its
+   diagnostics, its module summary, and what it asked of the project index;
+2. the index is built from the summaries (plus those of project modules the run
+   did not list but its files import, such as pre-commit's staged files' imports);
+3. a file whose answers changed (a helper it calls now returns counts, its function
+   is now passed counts) is checked again with the new answers, up to MAX_ROUNDS;
+4. fixes run last, each file with the answers of the settled index.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+from ..runner import FileReport, Job, run_jobs
+from .index import ProjectIndex
+from .modules import find_module_file, identify
+
+MAX_ROUNDS = 3
+# modules outside the run read for their summaries, at most (a pre-commit run
+# hands over a few files; their imports are resolved, not the whole tree)
+MAX_IMPORTED_MODULES = 64
+
+Cache = object  # precision_lint.cache.ResultCache (duck-typed: get/put/save)
+
+
+def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> list[FileReport]:
+    checks = [replace(job, mode="check", project=None) for job in jobs]
+    reports = _first_round(checks, cache, runner)
+    extra = _imported_summaries(checks, reports, cache, runner)
+    index = ProjectIndex(_summaries(reports + extra))
+    for _ in range(MAX_ROUNDS - 1):
+        stale = [i for i, report in enumerate(reports) if _is_stale(report, index)]
+        if not stale:
+            break
+        again = runner([replace(checks[i], project=index.slice_for(reports[i].dependencies)) for i in stale])
+        for i, report in zip(stale, again):
+            reports[i] = report
+            _remember(cache, checks[i], report)
+        index = ProjectIndex(_summaries(reports + extra))
+    if cache is not None:
+        cache.save()
+    if all(job.mode == "check" for job in jobs):
+        return reports
+    return runner([replace(job, project=index.slice_for(report.dependencies)) for job, report in zip(jobs, reports)])
+
+
+def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
+    reports: list[FileReport | None] = [None] * len(checks)
+    pending: list[int] = []
+    for i, job in enumerate(checks):
+        cached = cache.get_report(job) if cache is not None else None
+        if cached is not None:
+            reports[i] = cached
+        else:
+            pending.append(i)
+    for i, report in zip(pending, runner([checks[i] for i in pending])):
+        reports[i] = report
+        _remember(cache, checks[i], report)
+    return [report for report in reports if report is not None]
+
+
+def _remember(cache, job: Job, report: FileReport) -> None:
+    if cache is not None and report.error is None:
+        cache.put_report(job, report)
+
+
+def _is_stale(report: FileReport, index: ProjectIndex) -> bool:
+    return any(index.fingerprint(key) != seen for key, seen in report.dependencies.items())
+
+
+def _summaries(reports: list[FileReport]) -> list[dict]:
+    return [report.summary for report in reports if report.summary is not None]
+
+
+def _imported_summaries(checks: list[Job], reports: list[FileReport], cache, runner) -> list[FileReport]:
+    """Summaries of project modules that the checked files import but the run did not
+    list: found under the checked files' package roots."""
+    listed = {report.summary["module"] for report in reports if report.summary is not None}
+    roots = list(dict.fromkeys(identify(job.path).root for job in checks))
+    wanted: dict[str, Path] = {}
+    for report in reports:
+        for key in report.dependencies:
+            name = key.partition(":")[2]
+            parts = name.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                module = ".".join(parts[:cut])
+                if module in listed or module in wanted:
+                    break
+                path = find_module_file(module, roots)
+                if path is not None:
+                    wanted[module] = path
+                    break
+    if not wanted:
+        return []
+    codes = checks[0].codes if checks else frozenset()
+    jobs = [Job(os.path.relpath(path), codes, mode="summary") for path in list(wanted.values())[:MAX_IMPORTED_MODULES]]
+    return _first_round(jobs, cache, runner)
