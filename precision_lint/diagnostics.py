@@ -60,6 +60,9 @@ class Diagnostic:
     # Why there is no fix, or what to check before applying it.
     note: str | None = None
     url: str | None = None
+    # How the project's precision settings bear on it (conditions.py): resolved
+    # before anything is reported, so reporters never see them.
+    conditions: tuple[str, ...] = ()
 
     @property
     def noqa_row(self) -> int:

@@ -11,6 +11,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
 from .model.semantic import SemanticModel, build_model
+from .conditions import resolve
+from .model.evidence import collect_evidence
+from .model.summaries import Evidence, ProjectFacts
 from .project.index import ModuleContext
 from .project.modules import ModuleIdentity, identify
 from .project.summary import exports_summary, summarize
@@ -30,6 +33,8 @@ class ModuleResult:
     summary: dict | None = None
     # what the model asked the project index, and what each answer was worth
     dependencies: dict[str, str] = field(default_factory=dict)
+    # what this module and the project slice show about the model's precision
+    facts: ProjectFacts = field(default_factory=ProjectFacts)
 
 
 def check_source(
@@ -41,7 +46,8 @@ def check_source(
 ) -> list[Diagnostic]:
     """The diagnostics of one file. `identity` names the module (default: from the
     file's path); `project` is the slice of the project index it may ask."""
-    return check_module(source, filename, codes, identity, project).diagnostics
+    result = check_module(source, filename, codes, identity, project)
+    return resolve(result.diagnostics, result.facts)
 
 
 def check_module(
@@ -71,8 +77,10 @@ def check_module(
         context = ModuleContext(project)
         model = build_model(module, identity.name, context, identity.package)
         found = _rule_diagnostics(model, filename, model_rules)
-        result.summary = summarize(model, filename, source)
+        own = [Evidence(kind, _snippet(module, node), f"{filename}:{line_of(source, module, node)}") for kind, node in collect_evidence(model)]
+        result.summary = summarize(model, filename, source, own)
         result.dependencies = context.asked
+        result.facts = ProjectFacts(own + context.facts().evidence)
     directives = noqa_by_line(source)
     kept: list[Diagnostic] = []
     used: dict[int, set[str]] = {}
@@ -97,6 +105,21 @@ def _rule_diagnostics(model: SemanticModel, filename: str, rules: list[type[Rule
         return []
     placer = _Placer(module)
     return [placer.diagnostic(rule, finding, filename) for rule, finding in findings]
+
+
+def _snippet(module: cst.Module, node: cst.CSTNode) -> str:
+    text = " ".join(module.code_for_node(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def line_of(source: str, module: cst.Module, node: cst.CSTNode) -> int:
+    """The line where `node`'s code starts, found in the text: cheap for the few
+    nodes that need a line without a position pass (evidence)."""
+    first = module.code_for_node(node).strip().splitlines()[0] if module.code_for_node(node).strip() else ""
+    for number, line in enumerate(source.splitlines(), start=1):
+        if first and first in line:
+            return number
+    return 1
 
 
 def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
@@ -168,4 +191,5 @@ class _Placer:
             fix=fix,
             related=related,
             note=finding.note,
+            conditions=finding.conditions,
         )

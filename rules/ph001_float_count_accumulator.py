@@ -1,12 +1,15 @@
 """PH001 float-count-accumulator."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable
 
+from precision_lint.conditions import CAST, DEFAULT, RUNTIME, needs
 from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.safety import accumulator_finding
 from precision_lint.model.accumulators import Accumulator, narrowest_dtype, only_lengths
-from precision_lint.model.dtypes import FLOAT64
+from precision_lint.model.dtypes import FLOAT32, FLOAT64, RUNTIME_FLOAT
+from precision_lint.model.evidence import DEFAULT_HALF, HALF
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
 
@@ -220,13 +223,54 @@ class FloatCountAccumulator(Rule):
     def _check_accumulator(self, accumulator: Accumulator, model: SemanticModel) -> Finding | None:
         hazards = accumulator.float_count_adds()
         if not hazards:
-            return None
+            return self._step_counter(accumulator, model)
         dtype = narrowest_dtype(hazards)
         if only_lengths((add.length for add in hazards), dtype):
             return None  # sample counts in float32: PH201's, off by default
         message = (
-            f"`{{name}}` accumulates integer counts in {dtype.name}, which is exact only up to "
+            f"`{{name}}` accumulates integer counts in {_dtype_text(dtype, accumulator)}, which is exact only up to "
             f"{dtype.exact_integer_limit_text}"
         )
-        severity = Severity.WARNING if dtype == FLOAT64 else Severity.ERROR
-        return accumulator_finding(accumulator, model, hazards, message, severity)
+        severity = Severity.WARNING if dtype in (FLOAT64, RUNTIME_FLOAT) else Severity.ERROR
+        finding = accumulator_finding(accumulator, model, hazards, message, severity)
+        return replace(finding, conditions=_conditions(dtype, accumulator))
+
+    def _step_counter(self, accumulator: Accumulator, model: SemanticModel) -> Finding | None:
+        """`step += 1` into bfloat16/float16 stops at 256/2,048; into a float32 buffer
+        or default-dtype tensor only once the project runs it in half precision."""
+        steps = accumulator.step_adds()
+        if not steps:
+            return None
+        dtype = narrowest_dtype(steps)
+        creation = accumulator.creation
+        conditions: tuple[str, ...] = ()
+        if dtype == FLOAT32:
+            if creation.module_state:
+                conditions = (needs(HALF),)
+            elif creation.from_default:
+                conditions = (needs(DEFAULT_HALF),)
+            else:
+                return None  # a float32 step counter needs 16.7M steps
+            what = "a float32 buffer that a half-precision model casts" if creation.module_state else "the default dtype"
+        else:
+            what = _dtype_text(dtype, accumulator)
+        message = f"`{{name}}` counts steps in {what}, which stops growing at {dtype.exact_integer_limit_text}"
+        severity = Severity.WARNING if dtype is RUNTIME_FLOAT else Severity.ERROR
+        finding = accumulator_finding(accumulator, model, steps, message, severity)
+        return replace(finding, conditions=conditions or _conditions(dtype, accumulator))
+
+
+def _dtype_text(dtype, accumulator: Accumulator) -> str:
+    source = accumulator.creation.dtype_source
+    return f"{dtype.label} ({source})" if dtype is RUNTIME_FLOAT and source else dtype.label
+
+
+def _conditions(dtype, accumulator: Accumulator) -> tuple[str, ...]:
+    if dtype is RUNTIME_FLOAT:
+        return (RUNTIME,)
+    conditions = []
+    if accumulator.creation.module_state and dtype == FLOAT32:
+        conditions.append(CAST)
+    if accumulator.creation.from_default and dtype == FLOAT32:
+        conditions.append(DEFAULT)
+    return tuple(conditions)

@@ -5,12 +5,14 @@ from typing import Iterable
 
 import libcst as cst
 
+from precision_lint.conditions import RUNTIME
 from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.arguments import drop_arg
 from precision_lint.model.accumulators import only_lengths
-from precision_lint.model.dtypes import BFLOAT16, FLOAT16, FLOAT64
+from precision_lint.model.dtypes import BFLOAT16, FLOAT16, FLOAT64, RUNTIME_FLOAT
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.torch_api import CUMULATIVE_METHODS
 from precision_lint.model.values import CallFact, Value
 from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
 
@@ -113,7 +115,7 @@ class CountInFloat(Rule):
         dtype = value.dtype
         if only_lengths([value.length], dtype):
             return None  # batch sizes in float32: exact up to 16.7M samples (PH201)
-        name = dtype.name if dtype is not None else "a float dtype"
+        name = dtype.label if dtype is not None else "a float dtype"
         if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"):
             return Finding(
                 fact.node,
@@ -122,17 +124,20 @@ class CountInFloat(Rule):
                 note="No fix: keep the count in its own int64 tensor (or reduce it separately).",
             )
         is_sum = fact.method == "sum" or fact.qualified == "torch.sum"
-        if dtype not in LOW_PRECISION and not (is_sum and accumulated):
+        runtime = dtype is RUNTIME_FLOAT
+        if dtype not in LOW_PRECISION and not runtime and not (is_sum and accumulated):
             return None  # a float32 count used once (a per-batch ratio) is exact enough
         severity = Severity.ERROR if dtype in LOW_PRECISION else Severity.WARNING
         limit = dtype.exact_integer_limit_text if dtype is not None else "its limit"
-        what = "summed" if is_sum else "converted"
+        what = "summed" if is_sum else ("cumulated" if fact.method in CUMULATIVE_METHODS else "converted")
+        if runtime and value.dtype_source:
+            name = f"{name} ({value.dtype_source})"
         message = f"integer counts {what} in {name}, exact only up to {limit}"
         fix = _drop_cast(fact, model) if is_sum else None
         note = None if fix else "No fix: convert after `.item()`, or keep the count int64."
         if dtype == FLOAT64:
             severity = Severity.WARNING
-        return Finding(fact.node, message, severity, fix, note=note)
+        return Finding(fact.node, message, severity, fix, note=note, conditions=(RUNTIME,) if runtime else ())
 
 
 def _drop_cast(fact: CallFact, model: SemanticModel) -> NodeFix | None:

@@ -4,22 +4,16 @@ from __future__ import annotations
 from typing import Iterable
 
 
+from precision_lint.conditions import RUNTIME
 from precision_lint.diagnostics import Severity
+from precision_lint.model.dtypes import RUNTIME_FLOAT
 from precision_lint.model.accumulators import Accumulator, narrowest_dtype, only_lengths
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.torch_api import COLLECTIVE_METHODS, COLLECTIVES
+from precision_lint.model.values import FLOAT_COUNT_ELSEWHERE
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
 
-COLLECTIVES = {
-    # qualified name -> (keyword, position) of the tensor that is reduced or sent
-    "torch.distributed.all_reduce": ("tensor", 0),
-    "torch.distributed.reduce": ("tensor", 0),
-    "torch.distributed.all_reduce_coalesced": ("tensors", 0),
-    "torch.distributed.all_gather": ("tensor", 1),
-    "torch.distributed.all_gather_into_tensor": ("input_tensor", 1),
-    "torch.distributed.reduce_scatter": ("input_list", 1),
-    "torch.distributed.reduce_scatter_tensor": ("input", 1),
-}
 
 
 class FloatCountCollective(Rule):
@@ -84,33 +78,44 @@ class FloatCountCollective(Rule):
         calls = {id(fact.node): fact for fact in model.calls}
         accumulators = {id(a.creation): a for a in model.accumulators}
         for fact in model.calls:
-            if fact.qualified not in COLLECTIVES:
-                continue
-            keyword, position = COLLECTIVES[fact.qualified]
-            arg = find_arg(fact.node, keyword, position)
+            arg = _reduced_argument(fact, model)
             if arg is None:
                 continue
             value = model.value_of(arg.value)
-            if not value.is_floating:
+            if not value.is_floating or (value.float_count and only_lengths([value.length], value.dtype)):
                 continue
-            site, why = None, ""
-            if value.float_count and value.float_count in calls:
-                if not only_lengths([value.length], value.dtype):
-                    site, why = calls[value.float_count].node, "where the counts became floating"
+            related, where = (), ""
+            if value.float_count in calls:
+                related = ((calls[value.float_count].node, "where the counts became floating"),)
+            elif value.float_count == FLOAT_COUNT_ELSEWHERE:
+                where = f"; counts from {value.via}" if value.via else ""
             else:
                 counting = [accumulators[id(c)] for c in value.origins if id(c) in accumulators]
                 counting = [a for a in counting if _holds_counts(a)]
-                if counting:
-                    site, why = counting[0].creation.node, "the float accumulator of counts"
-            if site is None:
-                continue
-            dtype = value.dtype.name if value.dtype is not None else "a float dtype"
-            name = fact.qualified.rpartition(".")[2]
-            message = f"`{name}` of counts held in {dtype}: the sum over ranks is rounded"
+                if not counting:
+                    continue
+                related = ((counting[0].creation.node, "the float accumulator of counts"),)
+            name = (fact.qualified or fact.method or "").rpartition(".")[2]
+            message = f"`{name}` of counts held in {value.dtype.label if value.dtype else 'a float dtype'}: the sum over ranks is rounded{where}"
+            runtime = value.dtype is RUNTIME_FLOAT
             yield Finding(
-                fact.node, message, Severity.ERROR, related=((site, why),),
-                note="No fix here: fix the related line (PH001 / PH002) so the counts stay int64.",
+                fact.node, message, Severity.WARNING if runtime else Severity.ERROR, related=related,
+                note="No fix here: fix the line that makes the counts floating (PH001 / PH002) so they stay int64.",
+                conditions=(RUNTIME,) if runtime else (),
             )  # fmt: skip
+
+
+def _reduced_argument(fact, model: SemanticModel):
+    """The tensor a collective reduces or gathers: `dist.all_reduce(t)`, or a framework
+    helper's first argument (`accelerator.reduce(t, "sum")`, `self.all_gather(t)`)."""
+    if fact.qualified in COLLECTIVES:
+        keyword, position = COLLECTIVES[fact.qualified]
+        return find_arg(fact.node, keyword, position)
+    if fact.method in COLLECTIVE_METHODS and fact.node.args:
+        receiver = model.value_of(fact.node.func.value)
+        if not receiver.is_tensor and not receiver.is_container:
+            return fact.node.args[0] if fact.node.args[0].keyword is None else None
+    return None
 
 
 def _holds_counts(accumulator: Accumulator) -> bool:

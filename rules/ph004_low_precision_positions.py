@@ -6,7 +6,9 @@ from typing import Iterable
 import libcst as cst
 
 from precision_lint.diagnostics import Applicability, Severity
-from precision_lint.model.dtypes import BFLOAT16, FLOAT16
+from precision_lint.conditions import RUNTIME, needs
+from precision_lint.model.dtypes import BFLOAT16, FLOAT16, RUNTIME_FLOAT
+from precision_lint.model.evidence import AUTOCAST
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.model.values import CallFact, Kind
@@ -134,6 +136,27 @@ class LowPrecisionPositions(Rule):
                 finding = self._conversion(fact, model)
             if finding is not None:
                 yield finding
+        yield from self._under_autocast(model)
+
+    def _under_autocast(self, model: SemanticModel) -> Iterable[Finding]:
+        """A matmul, linear or contracting einsum of float32 positions: autocast runs
+        it in bfloat16/float16. Inside `with torch.autocast(...)` here, always; in no
+        region here, when the project uses autocast (its callers may be under it)."""
+        regions: dict[int, tuple] = {}
+        for use in model.autocast_uses:
+            seen = regions.get(id(use.node))
+            if seen is None or (use.region and not seen[1]):
+                regions[id(use.node)] = (use.node, use.region)
+        for node, region in regions.values():
+            message = (
+                "positions enter a matmul that autocast runs in bfloat16/float16: they are exact "
+                "only up to 256 (bfloat16) or 2,048 (float16), and so are the angles made from them"
+            )
+            yield Finding(
+                node, message, Severity.ERROR,
+                note="No fix: compute it with autocast disabled (`torch.autocast(device_type, enabled=False)`) and float32 operands.",
+                conditions=() if region else (needs(AUTOCAST),),
+            )  # fmt: skip
 
     def _arange(self, fact: CallFact, model: SemanticModel) -> Finding | None:
         dtype_arg = find_arg(fact.node, "dtype")
@@ -148,6 +171,8 @@ class LowPrecisionPositions(Rule):
             return self._finding(fact.node, f"positions built in {dtype.dtype.name}", dtype.dtype, fix)
         if dtype.kind is Kind.DTYPE and dtype.buffer:
             return Finding(fact.node, _BUFFER_MESSAGE, Severity.WARNING, fix, note=FIX_NOTE)
+        if dtype.kind is Kind.DTYPE and dtype.dtype is RUNTIME_FLOAT:
+            return _runtime_finding(fact.node, "built", dtype.dtype_source, fix)
         return None
 
     def _conversion(self, fact: CallFact, model: SemanticModel) -> Finding | None:
@@ -174,12 +199,22 @@ class LowPrecisionPositions(Rule):
             return self._finding(fact.node, f"positions converted to {result.dtype.name}", result.dtype, fix)
         if template is not None and template.buffer:
             return Finding(fact.node, _BUFFER_MESSAGE, Severity.WARNING, fix, note=FIX_NOTE)
+        if result.dtype is RUNTIME_FLOAT:
+            return _runtime_finding(fact.node, "converted", result.dtype_source, fix)
         return None
 
     @staticmethod
     def _finding(node, what: str, dtype, fix: NodeFix) -> Finding:
         message = f"{what}: {dtype.name} holds integers exactly only up to {LOW_PRECISION[dtype]}"
         return Finding(node, message, Severity.ERROR, fix, note=FIX_NOTE)
+
+
+def _runtime_finding(node, how: str, source: str | None, fix: NodeFix) -> Finding:
+    message = (
+        f"positions {how} in the model's floating dtype{f' ({source})' if source else ''}: under "
+        "bfloat16 they are exact only up to 256 (float16: 2,048)"
+    )
+    return Finding(node, message, Severity.WARNING, fix, note=FIX_NOTE, conditions=(RUNTIME,))
 
 
 def _exact_range(arange: cst.Call, dtype) -> bool:

@@ -31,6 +31,10 @@ def int64_fix(accumulator: Accumulator, model: SemanticModel, name: str) -> FixD
         rewrite = int64_rewrite(accumulator.creation.node, model.module, model.imports)
     except NoRewrite as reason:
         return FixDecision(None, f"No fix: {reason}.", None)
+    floated = next((a for a in accumulator.adds if a.kind is AddendKind.COUNT and model.value_of(a.addend).is_floating), None)
+    if floated is not None:
+        reason = "counts are added as floats (`.float()`, `float(n)`): an int64 accumulator rejects them"
+        return FixDecision(None, f"No fix: {reason}; keep the counts integer first.", (floated.statement, reason))
     worst = accumulator.worst_use()
     if worst is not None and worst.effect is Effect.BREAKS:
         return FixDecision(

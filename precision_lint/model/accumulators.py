@@ -8,7 +8,9 @@ from typing import Iterable
 
 import libcst as cst
 
-from .dtypes import FLOAT32, DType
+from .dtypes import BFLOAT16, FLOAT16, FLOAT32, RUNTIME_FLOAT, DType
+
+HALF_DTYPES = (BFLOAT16, FLOAT16, RUNTIME_FLOAT)
 from .values import Creation
 
 
@@ -36,6 +38,8 @@ class Add:
     dtype_after: DType | None
     # a COUNT that is a length (`len(batch)`, `x.shape[0]`): see Value.length
     length: bool = False
+    # a literal whole number (`step += 1`): a step counter's add
+    step: bool = False
 
     @property
     def adds_count_to_float(self) -> bool:
@@ -65,6 +69,14 @@ class Accumulator:
         if any(add.kind is AddendKind.FLOATING for add in self.adds):
             return []
         return [add for add in self.adds if add.adds_count_to_float]
+
+    def step_adds(self) -> list[Add]:
+        """`step += 1` into a floating tensor: a step counter, which stops at 256 in
+        bfloat16 and 2,048 in float16 (PH001 judges a float32 one by whether the
+        project can run it in half precision)."""
+        if any(add.kind is AddendKind.FLOATING for add in self.adds):
+            return []
+        return [add for add in self.adds if add.step and add.dtype_after in HALF_DTYPES + (FLOAT32,)]
 
     def worst_use(self) -> Use | None:
         worst = None

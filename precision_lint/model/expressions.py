@@ -3,6 +3,7 @@ accumulator is used when it appears inside one. The torch half of calls lives in
 torch_calls, what operations do to values in operations."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import libcst as cst
@@ -13,8 +14,10 @@ from .dtypes import DType, dtype_from_qualified_name
 from .imports import ImportMap
 from .operations import arithmetic, per_row_mask
 from .syntax import find_arg, int_literal, public_attribute, same_place, target_key
+from .autocast import AutocastUse, casts_positions
 from .containers import ContainerEvaluation
 from .project_calls import Callees, NoCallees, ProjectCalls
+from .runtime_dtype import dtype_of
 from .torch_calls import TorchCalls
 from .values import UNKNOWN, CallFact, Creation, Kind, Value, join
 from .walk import iter_children
@@ -50,6 +53,8 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         self.yields = False  # a generator: what it returns is not what a call gives
         self.callees: Callees = NoCallees()
         self.owner: str | None = None
+        self.autocast_regions: list[bool] = []  # the `with torch.autocast` regions we are in
+        self.autocast_uses: list[AutocastUse] = []  # shared by a model's interpreters
 
     # -- bookkeeping -----------------------------------------------------------
     def consume(self, value: Value, node: cst.CSTNode, effect: Effect, reason: str) -> None:
@@ -60,10 +65,10 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         """Hook for class analysis, which collects what each `self.x` is bound to."""
         return value
 
-    def creation(self, node: cst.CSTNode, dtype: DType | None) -> Creation:
+    def creation(self, node: cst.CSTNode, dtype: DType | None, dtype_source: str | None = None) -> Creation:
         existing = self.creations.get(id(node))
         if existing is None:
-            existing = self.creations[id(node)] = Creation(node, dtype, self.scope)
+            existing = self.creations[id(node)] = Creation(node, dtype, self.scope, dtype_source)
         return existing
 
     def qualified_name(self, node: cst.BaseExpression, env: Env) -> str | None:
@@ -161,7 +166,11 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
             whole = float(node.value).is_integer()
         except ValueError:
             return None
-        return Value(Kind.PY_FLOAT, origins=frozenset({self.creation(node, None)})) if whole else None
+        if not whole:
+            return None
+        creation = self.creation(node, None)
+        creation.from_default = True  # `0.0 + count_tensor` takes the default dtype
+        return Value(Kind.PY_FLOAT, origins=frozenset({creation}))
 
     def _name(self, node: cst.Name, env: Env) -> Value:
         if node.value in ("True", "False") and node.value not in env:
@@ -190,8 +199,11 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         if attr == "shape":
             result = Value(Kind.SHAPE, flat=base.flat)
         elif attr == "dtype":
-            # a buffer's dtype is whatever the module was cast to: keep that known
-            result = Value(Kind.DTYPE, base.dtype, buffer=base.buffer) if base.is_tensor or base.buffer else UNKNOWN
+            # a buffer's dtype is whatever the module was cast to: keep that known;
+            # the dtype of the model's data is the model's run-time dtype
+            result = dtype_of(node.value, base) or (
+                Value(Kind.DTYPE, base.dtype, buffer=base.buffer) if base.is_tensor or base.buffer else UNKNOWN
+            )
         else:
             result = UNKNOWN
         if attr in api.READING_ATTRIBUTES:
@@ -219,7 +231,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
             return self.lookup(place, env)  # `state["step"]`: a place of its own
         if base.is_container:
             return _item(base, node)
-        if base.is_tensor or base.origins or base.count or base.mask or masked:
+        if base.is_tensor or base.origins or base.count or base.mask or base.positions or masked:
             return Value(
                 Kind.TENSOR if masked else base.kind, base.dtype, None, base.count, base.mask, base.origins,
                 base.positions, base.buffer, length=base.length and not masked,
@@ -255,7 +267,17 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     ) -> Value:
         for operand in (left, right):
             self.consume(operand, node, Effect.SAFE, "read by an arithmetic expression")
+        if isinstance(operator, cst.MatrixMultiply):
+            self.matmul_like(node, (left, right))
         return arithmetic(operator, left, right)
+
+    def matmul_like(self, node: cst.CSTNode, operands: Sequence[Value]) -> None:
+        """A matmul, linear or contracting einsum: autocast runs it in low precision."""
+        if not casts_positions(operands):
+            return
+        region = self.autocast_regions[-1] if self.autocast_regions else None
+        if region is not False:
+            self.autocast_uses.append(AutocastUse(node, region))
 
     # -- calls -----------------------------------------------------------------
     def call(self, node: cst.Call, env: Env) -> Value:
@@ -314,23 +336,47 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         if target.is_tensor and in_place:
             count = target.count and addend.count
             result = Value.tensor(target.dtype, target.zero_dim, count=count, length=count and target.length and addend.length)
+            result = replace(result, buffer=target.buffer, dtype_source=target.dtype_source)
         else:
             result = arithmetic(operator, target, addend)
         result = result.with_origins(target.origins)
         if target.origins:
             kind = AddendKind.UNKNOWN
-            if addend.count:
+            if addend.count or addend.float_count:  # a count made float is still a count
                 kind = AddendKind.COUNT
             elif addend.is_integral:
                 kind = AddendKind.INTEGRAL
             elif addend.is_floating:
                 kind = AddendKind.FLOATING
-            dtype_after = result.dtype if result.is_tensor else None
             for creation in target.origins:
-                self.log.record_add(creation, Add(statement, addend_node, kind, dtype_after, addend.length))
+                dtype_after = result.dtype if result.is_tensor else _dtype_after(creation, target, addend, operator, in_place)
+                self.log.record_add(
+                    creation, Add(statement, addend_node, kind, dtype_after, addend.length, _is_step(addend_node))
+                )
         self.consume(addend, addend_node, Effect.ESCAPES, "added into another tensor")
         return result
 
+
+def _dtype_after(creation: Creation, target: Value, addend: Value, operator, in_place: bool) -> DType | None:
+    """The accumulator's dtype after an add when the value reaching it is no longer
+    known as a tensor (state joined over a rebinding elsewhere): judged from the
+    tensor it was created as. In place, `+=` keeps that dtype."""
+    if creation.dtype is None or target.kind not in (Kind.UNKNOWN, Kind.TENSOR):
+        return None
+    if in_place or target.kind is Kind.UNKNOWN:
+        made = Value.tensor(creation.dtype)
+        return creation.dtype if in_place else arithmetic(operator, made, addend).dtype
+    return None
+
+
+def _is_step(node: cst.BaseExpression) -> bool:
+    """`+= 1`: a literal whole number, what a step counter adds."""
+    if isinstance(node, cst.Integer):
+        return True
+    try:
+        return isinstance(node, cst.Float) and float(node.value).is_integer()
+    except ValueError:
+        return False
 
 
 def _item(container: Value, node: cst.Subscript) -> Value:

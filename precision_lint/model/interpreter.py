@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from .accumulators import Effect
+from .autocast import region_of
 from .containers import element_of
+from .dtypes import CONVERSION_METHODS
 from .expressions import Env, ExpressionEvaluator, find_arg, public_attribute, same_place, target_key
 from .syntax import item_key
 from .values import UNKNOWN, Kind, Value, join
@@ -60,12 +62,21 @@ class ScopeInterpreter(ExpressionEvaluator):
         if isinstance(statement, (cst.For, cst.While)):
             return self._loop(statement, env)
         if isinstance(statement, cst.With):
+            regions = []
             for item in statement.items:
                 value = self.eval(item.item, env)
+                if isinstance(item.item, cst.Call):
+                    region = region_of(item.item, self.qualified_name(item.item.func, env))
+                    if region is not None:
+                        regions.append(region)
                 if item.asname is not None:
                     self.bind(item.asname.name, UNKNOWN, env, item)
                     self.consume(value, item, Effect.ESCAPES, "used as a context manager")
-            return self.run(statement.body, env)
+            self.autocast_regions.extend(regions)
+            try:
+                return self.run(statement.body, env)
+            finally:
+                del self.autocast_regions[len(self.autocast_regions) - len(regions) :]
         if isinstance(statement, cst.Try) or isinstance(statement, getattr(cst, "TryStar", ())):
             after_body = self.run(statement.body, dict(env))
             merged = join_env(env, after_body)
@@ -186,7 +197,9 @@ class ScopeInterpreter(ExpressionEvaluator):
         current = self.eval(node.target, env)
         operand = self.eval(node.value, env)
         if isinstance(node.operator, _ADD_OPS):
-            in_place = current.is_tensor or self._is_element(node.target)
+            # `+=` on a tensor (or on what was created as one) adds in place
+            made_as_tensor = bool(current.origins) and all(c.dtype is not None for c in current.origins)
+            in_place = current.is_tensor or self._is_element(node.target) or (current.kind is Kind.UNKNOWN and made_as_tensor)
             result = self.accumulate(
                 node, current, node.value, operand, in_place=in_place,
                 subtract=isinstance(node.operator, cst.SubtractAssign),
@@ -215,8 +228,11 @@ class ScopeInterpreter(ExpressionEvaluator):
             return
         if not any(same_place(node, target) for node in walk(value)):
             return
-        if _mixes_floats(value, target, self.values):
+        mixed = _mixes_floats(value, target, self.values)
+        if mixed is True:
             self.consume(current, statement, Effect.BREAKS, "rebound through float arithmetic, which makes an int64 accumulator float again")
+        elif mixed is None:
+            self.consume(current, statement, Effect.ESCAPES, "rebound through arithmetic with a value of unknown type")
 
     def _scale_in_place(self, node: cst.AugAssign, current: Value, operand: Value) -> None:
         operator = node.operator
@@ -301,19 +317,28 @@ def _unpacked(value: Value, count: int) -> list[Value] | None:
     return None
 
 
-def _mixes_floats(value: cst.BaseExpression, target: cst.BaseExpression, values: dict[int, Value]) -> bool:
-    """Whether an expression that reads `target` also brings in a float: a float
-    literal, or an operand known to be floating that is not the accumulator itself."""
-    for node in walk(value):
-        if isinstance(node, cst.Float):
+def _mixes_floats(value: cst.BaseExpression, target: cst.BaseExpression, values: dict[int, Value]) -> bool | None:
+    """Whether an arithmetic expression that reads `target` also brings in a float: a
+    float literal, a true division, or an operand known to be floating other than the
+    accumulator. None: an operand of unknown type might."""
+    if isinstance(value, cst.BinaryOperation):
+        if isinstance(value.operator, cst.Divide):
             return True
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and not same_place(node, target):
-            if any(same_place(inner, target) for inner in walk(node)):
-                continue
-            seen = values.get(id(node))
-            if seen is not None and seen.is_floating and not seen.count:
-                return True
-    return False
+        sides = [_mixes_floats(side, target, values) for side in (value.left, value.right)]
+        return True if True in sides else (None if None in sides else False)
+    if isinstance(value, cst.UnaryOperation):
+        return _mixes_floats(value.expression, target, values)
+    if isinstance(value, cst.Float):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and same_place(value.func.value, target):
+        converted = CONVERSION_METHODS.get(value.func.attr.value)
+        return converted is not None and converted.is_floating  # `acc = acc.float()`
+    if same_place(value, target) or any(same_place(inner, target) for inner in walk(value)):
+        return False  # the accumulator itself, or something made from it
+    seen = values.get(id(value))
+    if seen is not None and seen.is_floating and not seen.count:
+        return True
+    return False if seen is not None and (seen.is_integral or seen.kind is Kind.NONE) else None
 
 
 def _binary_operator(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:

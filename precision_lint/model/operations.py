@@ -137,7 +137,17 @@ def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: b
     return Value.tensor(None, zero_dim)
 
 
-def convert(source: Value, dtype: DType | None, site: int = 0) -> Value:
+def cumulative(source: Value, site: int) -> Value:
+    """`mask.cumsum(-1)`: running counts (position ids from an attention mask), in
+    int64 for an integer or bool source, in the source's float dtype otherwise."""
+    if not (source.mask or source.count):
+        return Value.tensor(source.dtype if source.is_tensor else None, False)
+    if source.is_floating:
+        return replace(Value.tensor(source.dtype, False, positions=True), float_count=site, dtype_source=source.dtype_source)
+    return Value.tensor(INT64, False, count=True, positions=True)
+
+
+def convert(source: Value, dtype: DType | None, site: int = 0, dtype_source: str | None = None) -> Value:
     """`x.long()`, `x.to(torch.float32)`: a new tensor of `dtype` (None: unknown). A
     count converted to a float dtype remembers where (`float_count`)."""
     if dtype is None:
@@ -156,7 +166,18 @@ def convert(source: Value, dtype: DType | None, site: int = 0) -> Value:
         float_count=float_count,
         length=source.length,
         per_row=source.per_row,
+        dtype_source=dtype_source,
     )
+
+
+def _element_dtype(value: Value) -> DType | None:
+    if value.kind is Kind.PY_FLOAT:
+        return DEFAULT_FLOAT
+    if value.kind is Kind.PY_INT:
+        return INT64
+    if value.kind is Kind.PY_BOOL:
+        return BOOL
+    return value.dtype if value.is_tensor else None
 
 
 def data_dtype(node: cst.BaseExpression | None, value: Value | None) -> DType | None:
@@ -165,8 +186,11 @@ def data_dtype(node: cst.BaseExpression | None, value: Value | None) -> DType | 
         return None
     if isinstance(node, (cst.List, cst.Tuple)):
         dtypes = {data_dtype(element.value, None) for element in node.elements}
-        if None in dtypes or not dtypes:
-            return None
+        starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
+        if None in dtypes or not dtypes or starred:
+            # `[float(n)]`: what the elements were evaluated to, when they agree
+            known = value is not None and value.kind in (Kind.LIST, Kind.TUPLE) and value.elements and not starred
+            return _element_dtype(value.element) if known else None
         if any(d.is_floating for d in dtypes):
             return DEFAULT_FLOAT
         return INT64 if INT64 in dtypes else BOOL
@@ -180,6 +204,8 @@ def data_dtype(node: cst.BaseExpression | None, value: Value | None) -> DType | 
         return BOOL
     if value is None:
         return None
+    if value.kind in (Kind.LIST, Kind.TUPLE):
+        return _element_dtype(value.element) if value.elements else None
     if value.kind is Kind.PY_FLOAT:
         return DEFAULT_FLOAT
     if value.kind is Kind.PY_INT:

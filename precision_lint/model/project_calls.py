@@ -10,7 +10,9 @@ from typing import Protocol, Sequence
 import libcst as cst
 
 from .accumulators import Effect
+from .runtime_dtype import model_data
 from .summaries import FunctionSummary, bind_arguments
+from .torch_api import NN_LAYER_MODULES
 from .values import Kind, Value
 
 Env = dict[str, Value]
@@ -98,6 +100,12 @@ class ProjectCalls:
         `forward` (nn.Module) or `__call__`."""
         if receiver.kind is not Kind.INSTANCE or receiver.cls is None:
             return None
+        if receiver.cls.startswith(NN_LAYER_MODULES):
+            # a torch.nn layer: floating data in the model's dtype
+            self._consume_args(node, values, Effect.SAFE, f"passed to {receiver.cls.rpartition('.')[2]}")
+            if receiver.cls.endswith("Linear"):
+                self.matmul_like(node, values)
+            return model_data(f"the output of a `{receiver.cls.rpartition('.')[2]}`")
         for method in ("forward", "__call__"):
             summary = self.find_method(receiver.cls, method)
             if summary is not None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .accumulators import Accumulator, AccumulatorLog
+from .autocast import AutocastUse
 from .definitions import ClassInfo, Definitions, FunctionInfo, block_of, collect_definitions, top_level_definitions
 from .expressions import Env
 from .imports import ImportMap, collect_imports
@@ -21,6 +22,7 @@ from .summaries import (
     join_bindings,
     literal_default,
 )
+from .runtime_dtype import names_positions
 from .values import UNKNOWN, CallFact, Creation, Kind, Value
 
 # A second pass runs when the first one found arguments worth giving to the
@@ -48,6 +50,8 @@ class SemanticModel:
     opaque_calls: set[str] = field(default_factory=set)
     # what the project shows about the dtype its model runs in
     facts: ProjectFacts = field(default_factory=ProjectFacts)
+    # matmul-like ops that take floating positions (autocast casts them)
+    autocast_uses: list[AutocastUse] = field(default_factory=list)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(id(node), UNKNOWN)
@@ -76,6 +80,7 @@ class _Pass:
         self.sites: dict[str, list[dict[str, Value]]] = {}
         self.external_calls: dict[str, list[tuple[list[Value], dict[str, Value]]]] = {}
         self.opaque_calls: set[str] = set()
+        self.autocast_uses: list[AutocastUse] = []
         self.done: set[str] = set()  # functions and classes interpreted with facts recorded
         self.in_progress: set[str] = set()
         self.class_states: dict[str, Env] = {}
@@ -119,6 +124,7 @@ class _ModelBuilder:
             run.external_calls,
             run.opaque_calls,
             self.project.facts(),
+            run.autocast_uses,
         )
 
     def _run_module(self) -> None:
@@ -147,6 +153,7 @@ class _ModelBuilder:
         )  # fmt: skip
         interpreter.callees = self
         interpreter.owner = owner
+        interpreter.autocast_uses = run.autocast_uses
         return interpreter
 
     def _ensure_function(self, info: FunctionInfo) -> None:
@@ -168,7 +175,10 @@ class _ModelBuilder:
             env = dict(state)
             given = run.params.get(info.qualified, {})
             for name in info.params:
-                env[name] = given.get(name, UNKNOWN)
+                # with no call site seen, a literal default tells the kind (`decay=0.5`)
+                default = info.defaults.get(name)
+                assumed = literal_default(default) if default is not None else _by_name(name)
+                env[name] = given.get(name, assumed)
             for star in (info.node.params.star_arg, info.node.params.star_kwarg):
                 if isinstance(star, cst.Param):
                     env[star.name.value] = UNKNOWN
@@ -301,6 +311,11 @@ class _ModelBuilder:
 
     def follows(self, qualified: str) -> bool:
         return qualified in self.current.params
+
+
+def _by_name(param: str) -> Value:
+    """What a parameter nothing is known of holds, as far as its name says."""
+    return Value(positions=True) if names_positions(param) else UNKNOWN
 
 
 def _summary(info: FunctionInfo, returns: Value) -> FunctionSummary:

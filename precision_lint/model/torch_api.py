@@ -17,6 +17,11 @@ LIKE_FACTORIES = frozenset(
 )
 # `x.new_zeros(...)`: x's dtype unless `dtype=` says otherwise.
 NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+# Tensors of ones: what counting with weights starts from (`ones_like(v).sum()`)
+ONES = frozenset({"torch.ones", "torch.ones_like", "new_ones"})
+# Running sums: of a mask they are running counts (`attention_mask.cumsum(-1)`)
+CUMULATIVE_METHODS = frozenset({"cumsum", "cumsum_"})
+CUMULATIVE_FUNCTIONS = frozenset({"torch.cumsum"})
 # Modules whose `<Type>Tensor` attributes are legacy typed constructors.
 LEGACY_CONSTRUCTOR_MODULES = frozenset({"torch", "torch.cuda"})
 
@@ -92,6 +97,38 @@ INPLACE_ADD_METHODS = frozenset({"add_", "sub_"})
 INPLACE_SCALE_METHODS = frozenset({"mul_", "multiply_"})
 FILL_METHODS = frozenset({"fill_"})
 
+# Collectives that sum (or gather) a tensor across ranks: qualified name -> (keyword,
+# position) of the tensor. torch.distributed, its functional and autograd forms,
+# DeepSpeed's comm module (a drop-in for torch.distributed) and the helpers of
+# accelerate, Lightning and torchmetrics.
+COLLECTIVES = {
+    "torch.distributed.all_reduce": ("tensor", 0),
+    "torch.distributed.reduce": ("tensor", 0),
+    "torch.distributed.all_reduce_coalesced": ("tensors", 0),
+    "torch.distributed.all_gather": ("tensor", 1),
+    "torch.distributed.all_gather_into_tensor": ("input_tensor", 1),
+    "torch.distributed.reduce_scatter": ("input_list", 1),
+    "torch.distributed.reduce_scatter_tensor": ("input", 1),
+    "torch.distributed.nn.all_reduce": ("tensor", 0),
+    "torch.distributed.nn.functional.all_reduce": ("tensor", 0),
+    "torch.distributed._functional_collectives.all_reduce": ("self", 0),
+    "torch.distributed._functional_collectives.all_gather_tensor": ("self", 0),
+    "torch.distributed._functional_collectives.reduce_scatter_tensor": ("self", 0),
+    "deepspeed.comm.all_reduce": ("tensor", 0),
+    "deepspeed.comm.inference_all_reduce": ("tensor", 0),
+    "deepspeed.comm.reduce": ("tensor", 0),
+    "deepspeed.comm.all_gather": ("tensor", 1),
+    "deepspeed.comm.all_gather_into_tensor": ("input_tensor", 1),
+    "deepspeed.comm.reduce_scatter_tensor": ("input", 1),
+    "accelerate.utils.reduce": ("tensor", 0),
+    "accelerate.utils.gather": ("tensor", 0),
+    "torchmetrics.utilities.distributed.gather_all_tensors": ("result", 0),
+}
+# The same as methods of a framework object whose type we cannot see:
+# `accelerator.reduce(t, "sum")`, `self.all_gather(t)` (LightningModule),
+# `trainer.strategy.reduce(t)`, `fabric.all_reduce(t)`.
+COLLECTIVE_METHODS = frozenset({"reduce", "gather", "gather_for_metrics", "all_gather", "all_reduce"})
+
 # torch.distributed collectives.
 REDUCING_COLLECTIVES = frozenset(
     {"torch.distributed.all_reduce", "torch.distributed.reduce", "torch.distributed.all_reduce_coalesced"}
@@ -127,3 +164,64 @@ LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "criti
 # `self.add_state(name, default=tensor, dist_reduce_fx=...)`.
 REGISTER_BUFFER = "register_buffer"
 ADD_STATE = "add_state"
+
+# -- the dtype the model runs in ---------------------------------------------------
+# Names of data whose dtype is the model's (bfloat16/float16/float32 as the run
+# decides): asked for its dtype (`hidden_states.dtype`, `type_as(logits)`,
+# `x.new_ones(n)`), such a value gives RUNTIME_FLOAT. Matched on the parts of a
+# snake_case name; a name with an integer part (`token_ids`, `mask`) is not data.
+FLOATING_DATA_WORDS = frozenset(
+    {
+        "hidden", "hiddens", "logit", "logits", "feature", "features", "feat",
+        "feats", "embed", "embeds", "embedding", "embeddings", "emb", "score", "scores",
+        "prob", "probs", "probabilities", "activation", "activations", "act", "query",
+        "queries", "q", "k", "v", "weight", "weights", "param", "params", "parameter",
+        "latent", "latents", "pixel", "pixels", "image", "images", "img", "audio",
+        "waveform", "mel", "gate", "gates", "router", "expert", "experts", "attn",
+    }
+)  # fmt: skip
+INTEGER_DATA_WORDS = frozenset(
+    {
+        "id", "ids", "idx", "index", "indices", "mask", "masks", "label", "labels",
+        "target", "targets", "length", "lengths", "len", "lens", "count", "counts",
+        "pos", "position", "positions", "token", "tokens", "step", "steps", "num",
+        "offset", "offsets", "seq", "rank", "ranks", "bool", "int", "long",
+    }
+)  # fmt: skip
+# Calls whose result is floating data in the input's dtype.
+FLOAT_OUTPUT_FUNCTIONS = frozenset(
+    {
+        "torch.softmax", "torch.log_softmax", "torch.sigmoid", "torch.tanh", "torch.exp",
+        "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
+        "torch.nn.functional.linear", "torch.nn.functional.gelu", "torch.nn.functional.silu",
+        "torch.nn.functional.layer_norm", "torch.nn.functional.normalize",
+        "torch.nn.functional.sigmoid", "torch.nn.functional.dropout",
+    }
+)  # fmt: skip
+FLOAT_OUTPUT_METHODS = frozenset({"softmax", "log_softmax", "sigmoid", "tanh", "exp", "rsqrt", "sqrt"})
+# torch.nn layers: an instance called on data gives floating data in the model's
+# dtype, and its `.weight` is a parameter.
+NN_LAYER_MODULES = ("torch.nn.",)
+NN_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+# Receivers of `.half()` / `.bfloat16()` / `.to(dtype)` that are whole models, by name.
+MODULE_WORDS = (
+    "model", "module", "net", "encoder", "decoder", "backbone", "transformer", "policy",
+    "actor", "critic", "teacher", "student", "ema", "layer", "block", "head", "unet", "vae",
+)  # fmt: skip
+
+# -- autocast ---------------------------------------------------------------------
+# Context managers that run matmul-like ops in bfloat16/float16.
+AUTOCAST_CONTEXTS = frozenset(
+    {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"}
+)
+# Ops autocast casts to the low dtype (checked on CPU, torch 2.13): an einsum only
+# when it contracts an index (it then runs a bmm); elementwise products and
+# `torch.outer` stay float32.
+AUTOCAST_FUNCTIONS = frozenset(
+    {
+        "torch.matmul", "torch.mm", "torch.bmm", "torch.mv", "torch.addmm", "torch.baddbmm",
+        "torch.nn.functional.linear", "torch.einsum",
+    }
+)  # fmt: skip
+AUTOCAST_METHODS = frozenset({"matmul", "mm", "bmm", "mv"})

@@ -13,6 +13,7 @@ from .accumulators import Effect
 from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, DType
 from .operations import (
     all_lengths,
+    cumulative,
     arithmetic,
     convert,
     converts_like_a_tensor,
@@ -23,10 +24,18 @@ from .operations import (
     scaled_by_alpha,
     shape_is_empty,
 )
+from .autocast import contracts
+from .runtime_dtype import dtype_of, model_data
 from .syntax import find_arg, int_literal, public_attribute, same_place
 from .values import UNKNOWN, Kind, Value
 
 Env = dict[str, Value]
+
+
+def _wraps_counts(elements: Sequence[Value], dtype: DType | None) -> bool:
+    """Whether data of counts (a count, or a count made a Python float) goes into a
+    floating tensor."""
+    return dtype is not None and dtype.is_floating and any(v.count or v.float_count for v in elements)
 
 
 class TorchCalls:
@@ -51,13 +60,19 @@ class TorchCalls:
             self._consume_args(node, values, Effect.SAFE, "used as a template")
             template = values[0] if values else UNKNOWN
             present, dtype = self._dtype_arg(node, values)
-            dtype = dtype if present else template.dtype
-            creation = self.creation(node, dtype)
-            return Value.tensor(dtype, template.zero_dim, mask=dtype == BOOL, origins=frozenset({creation}))
+            source = self._dtype_source(node, values)
+            if not present:
+                dtype, source = self._template_dtype(node.args[0].value if node.args else None, template)
+            creation = self.creation(node, dtype, source)
+            made = Value.tensor(dtype, template.zero_dim, mask=dtype == BOOL or qualified in api.ONES, origins=frozenset({creation}))
+            return made.with_source(source)
         if module in api.LEGACY_CONSTRUCTOR_MODULES and attr in LEGACY_TENSOR_TYPES:
-            self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
-            dtype = LEGACY_TENSOR_TYPES[attr]
-            return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)}))
+            return self._legacy_constructor(node, attr, values)
+        if qualified in api.AUTOCAST_FUNCTIONS and (qualified != "torch.einsum" or contracts(node)):
+            self.matmul_like(node, values)
+        if qualified in api.CUMULATIVE_FUNCTIONS:
+            self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
+            return cumulative(values[0] if values else UNKNOWN, id(node))
         if qualified in ("torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.flatten"):
             self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
             dtype = values[0].dtype if qualified.endswith(("masked_select", "flatten")) and values else INT64
@@ -114,7 +129,15 @@ class TorchCalls:
         if qualified in api.BREAKING_TORCH_FUNCTIONS:
             self._consume_args(node, values, Effect.BREAKS, f"passed to {qualified}(), which fails on integer tensors")
             return Value.tensor(None)
+        if qualified in api.NN_PARAMETER:
+            self._consume_args(node, values, Effect.ESCAPES, "made a parameter")
+            return model_data("a parameter of the model")
+        if qualified.startswith(api.NN_LAYER_MODULES) and attr[:1].isupper():
+            self._consume_args(node, values, Effect.SAFE, f"configures {attr}")
+            return Value(Kind.INSTANCE, cls=qualified)  # `nn.Linear(d, e)`: a layer
         self._consume_args(node, values, Effect.ESCAPES, f"passed to {qualified}()")
+        if qualified in api.FLOAT_OUTPUT_FUNCTIONS and values and values[0].dtype is None:
+            return model_data(f"the output of `{attr}`")
         return Value.tensor(None) if qualified.startswith("torch.") else UNKNOWN
 
     def _factory(self, qualified: str, node: cst.Call, values: Sequence[Value]) -> Value:
@@ -140,13 +163,43 @@ class TorchCalls:
                 if elements and all(v.count or v.kind is Kind.PY_INT for v in elements) and any(v.count for v in elements):
                     count = dtype is None or not dtype.is_floating  # `torch.tensor([n])` of a len()
                     dtype = dtype if present else INT64
+                if not count and not float_count and _wraps_counts(elements, dtype):
+                    float_count = id(node)  # `torch.tensor(n, dtype=torch.float)`, `torch.tensor([float(n)])`
         else:
             zero_dim = shape_is_empty(node, qualified)
+            if qualified == "torch.full" and data is not None and _wraps_counts([data], dtype):
+                float_count = id(node)  # `torch.full((k,), float(n))`
+            elif qualified == "torch.full" and data is not None and data.count and not (dtype and dtype.is_floating):
+                count = True
+        source = self._dtype_source(node, values)
+        creation = self.creation(node, dtype, source)
+        creation.from_default = not present and dtype == DEFAULT_FLOAT
         return Value(
-            Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL,
-            origins=frozenset({self.creation(node, dtype)}), float_count=float_count,
-            length=length and (count or bool(float_count)),
+            Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL or qualified in api.ONES,
+            origins=frozenset({creation}), float_count=float_count,
+            length=length and (count or bool(float_count)), dtype_source=source,
         )  # fmt: skip
+
+    def _template_dtype(self, node: cst.BaseExpression | None, template: Value) -> tuple[DType | None, str | None]:
+        """The dtype a tensor made or converted like `template` gets (`zeros_like(x)`,
+        `x.new_ones(n)`, `c.type_as(x)`), and why it is the model's when it is."""
+        if template.dtype is not None:
+            return template.dtype, template.dtype_source
+        model = dtype_of(node, template) if node is not None else None
+        return (model.dtype, model.dtype_source) if model is not None else (None, None)
+
+    def _dtype_source(self, node: cst.Call, values: Sequence[Value]) -> str | None:
+        value = self.arg_value(node, values, find_arg(node, "dtype"))
+        return value.dtype_source if value is not None else None
+
+    def _legacy_constructor(self, node: cst.Call, name: str, values: Sequence[Value]) -> Value:
+        """`torch.cuda.FloatTensor([0])`, `get_accelerator().FloatTensor([float(n)])`."""
+        self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
+        dtype = LEGACY_TENSOR_TYPES[name]
+        wrapped = bool(node.args) and _wraps_counts(self._elements(node.args[0].value, values[0]), dtype)
+        return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)})).with_float_count(
+            id(node) if wrapped else 0
+        )
 
     def _elements(self, data: cst.BaseExpression | None, value: Value | None) -> list[Value]:
         """The values of a literal list/tuple's elements, of a list or tuple value
@@ -250,6 +303,8 @@ class TorchCalls:
                 self.consume(tensor, tensor_arg, Effect.ESCAPES, f"registered with {method}()")
             return UNKNOWN
         key = f"self.{name_arg.value.evaluated_value}"
+        for creation in tensor.origins:
+            creation.module_state = True  # `model.half()` casts it with the module
         if method == api.REGISTER_BUFFER:
             self.consume(tensor, tensor_arg, Effect.ESCAPES, "registered as a buffer (saved in state_dict)")
             tensor = replace(tensor, buffer=True)
@@ -301,15 +356,26 @@ class TorchCalls:
     def _value_method(
         self, node: cst.Call, receiver: Value, method: str, values: Sequence[Value], consume_args: bool = True
     ) -> Value:
+        if method in api.AUTOCAST_METHODS:
+            self.matmul_like(node, [receiver, *values])
         if method in api.LOGGING_METHODS:
             self._consume_args(node, values, Effect.SAFE, f"logged with .{method}()")
             return UNKNOWN
+        if method in LEGACY_TENSOR_TYPES and method != "Tensor" and not receiver.is_tensor:
+            return self._legacy_constructor(node, method, values)
         if consume_args:
             self._consume_args(node, values, Effect.ESCAPES, f"passed to .{method}()")
         if method in api.NEW_METHODS:
             present, dtype = self._dtype_arg(node, values)
-            dtype = dtype if present else receiver.dtype
-            return Value.tensor(dtype, None, origins=frozenset({self.creation(node, dtype)}))
+            source = self._dtype_source(node, values)
+            if not present:
+                dtype, source = self._template_dtype(node.func.value, receiver)
+            made = Value.tensor(dtype, None, mask=method in api.ONES, origins=frozenset({self.creation(node, dtype, source)}))
+            return made.with_source(source)
+        if method in api.CUMULATIVE_METHODS:
+            return cumulative(receiver, id(node))
+        if method in ("masked_fill", "where") and receiver.mask and node.args and int_literal(node.args[-1].value) in (0, 1):
+            return receiver  # 0/1 values filled with 0 or 1 stay 0/1: still counted by a sum
         if method in api.SUM_METHODS:
             present, dtype = self._dtype_arg(node, values)
             has_dim = find_arg(node, "dim", 0) is not None
@@ -329,15 +395,21 @@ class TorchCalls:
         if method in CONVERSION_METHODS:
             return convert(receiver, CONVERSION_METHODS[method], site=id(node))
         if method in ("to", "type"):
-            for value in values:
+            for arg, value in zip(node.args, values):
                 if value.kind is Kind.DTYPE:
-                    return convert(receiver, value.dtype, site=id(node)) if value.dtype else Value.tensor(None)
+                    if value.dtype is None:
+                        return Value.tensor(None)
+                    return convert(receiver, value.dtype, site=id(node), dtype_source=value.dtype_source)
                 if method == "to" and converts_like_a_tensor(node, value):
-                    return convert(receiver, value.dtype, site=id(node))  # `x.to(other)`: other's dtype
+                    dtype, source = self._template_dtype(arg.value, value)  # `x.to(other)`: other's dtype
+                    return convert(receiver, dtype, site=id(node), dtype_source=source)
             return receiver
         if method == "type_as":
             template = values[0] if values else UNKNOWN
-            return convert(receiver, template.dtype, site=id(node)) if template.is_tensor else Value.tensor(None)
+            dtype, source = self._template_dtype(node.args[0].value if node.args else None, template)
+            if dtype is None and not template.is_tensor:
+                return Value.tensor(None)
+            return convert(receiver, dtype, site=id(node), dtype_source=source)
         if method in api.ALIAS_METHODS or (method.endswith("_") and not method.startswith("_")):
             return reshaped(receiver, method, node)  # in-place methods (`scatter_`) return their tensor
         if method == "item":
@@ -352,6 +424,8 @@ class TorchCalls:
             return arithmetic(cst.Add() if method == "add" else cst.Subtract(), receiver, values[0])
         if method == "mean" and receiver.is_floating:
             return Value.tensor(receiver.dtype)
+        if method in api.FLOAT_OUTPUT_METHODS and receiver.kind in (Kind.UNKNOWN, Kind.TENSOR) and receiver.dtype is None:
+            return model_data(f"the output of `.{method}()`")
         return UNKNOWN
 
     def _reduces_rows(self, node: cst.Call) -> bool:

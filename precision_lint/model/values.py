@@ -38,6 +38,13 @@ class Creation:
     dtype: DType | None
     # qualified name of the function or class where it is made
     scope: str = ""
+    # why its dtype is the model's run-time one ("the dtype of `hidden_states`")
+    dtype_source: str | None = None
+    # made in the default dtype (no `dtype=`; a Python `0.0`): what
+    # `torch.set_default_dtype` decides
+    from_default: bool = False
+    # registered as a buffer or metric state: a whole-model cast (`.half()`) casts it
+    module_state: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,9 @@ class Value:
     def with_origins(self, origins: frozenset[Creation]) -> "Value":
         return replace(self, origins=origins)
 
+    def with_source(self, dtype_source: str | None) -> "Value":
+        return replace(self, dtype_source=dtype_source) if dtype_source != self.dtype_source else self
+
     def with_float_count(self, site: int) -> "Value":
         return replace(self, float_count=site) if site != self.float_count else self
 
@@ -233,17 +243,20 @@ def join(a: Value, b: Value) -> Value:
     if a.kind is b.kind and a.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT, Kind.INSTANCE):
         return _join_containers(a, b, origins)
     if a.kind is b.kind and a.dtype == b.dtype:
+        # a Python int that is a count on one path and a literal on another (`n = 0`
+        # before the loop that adds counts to it) holds counts
+        count = (a.count or b.count) if a.kind is Kind.PY_INT else (a.count and b.count)
         return Value(
             a.kind,
             a.dtype,
             a.zero_dim if a.zero_dim == b.zero_dim else None,
-            a.count and b.count,
+            count,
             a.mask and b.mask,
             origins,
             a.positions and b.positions,
             a.buffer or b.buffer,
             a.float_count or b.float_count,
-            a.length and b.length,
+            (a.length or not a.count) and (b.length or not b.count) and count,
             a.per_row and b.per_row,
             a.flat or b.flat,
             via=a.via or b.via,

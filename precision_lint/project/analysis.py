@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from ..conditions import resolve
 from ..runner import FileReport, Job, run_jobs
 from .index import ProjectIndex
 from .modules import find_module_file, identify
@@ -44,7 +45,7 @@ def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[
     if cache is not None:
         cache.save()
     if all(job.mode == "check" for job in jobs):
-        return reports
+        return [replace(report, diagnostics=resolve(report.diagnostics, index.facts)) for report in reports]
     return runner([replace(job, project=index.slice_for(report.dependencies)) for job, report in zip(jobs, reports)])
 
 

@@ -7,13 +7,14 @@ import re
 from typing import Any
 
 from ..model.semantic import SemanticModel
+from ..model.summaries import Evidence
 from .portable import summary_to_data, value_to_data
 
 # imports that never lead into the project's own modules
 _LIBRARIES = ("torch", "builtins", "numpy", "typing", "os", "sys", "math", "logging", "collections", "dataclasses")
 
 
-def summarize(model: SemanticModel, display_path: str, source: str) -> dict[str, Any]:
+def summarize(model: SemanticModel, display_path: str, source: str, evidence: list[Evidence]) -> dict[str, Any]:
     lines = _DefinitionLines(source)
     functions = {}
     for qualified, summary in model.summaries.items():
@@ -37,7 +38,7 @@ def summarize(model: SemanticModel, display_path: str, source: str) -> dict[str,
             for callee, sites in model.external_calls.items()
         },  # fmt: skip
         "opaque_calls": sorted(model.opaque_calls),
-        "evidence": [[e.kind, e.text, e.where] for e in model.facts.evidence if e.where.startswith(display_path + ":")],
+        "evidence": [[e.kind, e.text, e.where] for e in evidence],
     }
 
 
