@@ -295,3 +295,42 @@ def test_a_rule_link_is_set_when_the_package_names_its_repository(monkeypatch):
     monkeypatch.setattr(lsp_diagnostics, "_installed_project_urls", lambda: ("Source, https://git.example/pl",))
     shown = lsp_diagnostics.to_lsp(_ph001(), "file:///x.py", PositionMap(HAZARD))
     assert shown.code_description.href == "https://git.example/pl/blob/main/docs/rules/PH001.md"
+
+
+def test_an_edited_config_file_is_noticed_without_a_watcher(tmp_path):
+    from precision_lint.server.settings import SettingsCache
+
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.precision-lint]\nignore = []\n', encoding="utf-8")
+    cache = SettingsCache(tmp_path, EditorOptions())
+    assert "PH001" in cache.for_path(tmp_path / "train.py").codes
+    config.write_text('[tool.precision-lint]\nignore = ["PH001"]\n', encoding="utf-8")
+    assert "PH001" not in cache.for_path(tmp_path / "train.py").codes
+
+
+# -- editor options ---------------------------------------------------------------------
+def test_editor_options_from_initialization_options_and_settings():
+    from precision_lint.server.app import _options_from
+
+    base = EditorOptions()
+    assert _options_from({"unsafeFixes": True, "debounceMs": 100}, base) == EditorOptions(True, 0.1)
+    # workspace/didChangeConfiguration often nests them under the server's name
+    assert _options_from({"precision-lint": {"unsafeFixes": True}}, base).unsafe_fixes
+    assert _options_from({"unsafeFixes": "yes", "debounceMs": -1}, base) == base
+    assert _options_from(None, base) == base
+
+
+def test_every_option_in_the_editor_docs_is_understood(repo_root):
+    import re
+
+    from precision_lint.server.app import _options_from
+
+    table = (repo_root / "docs" / "editors.md").read_text(encoding="utf-8").split("| option |")[1].split("\n\n")[0]
+    documented = re.findall(r"^\| `(\w+)` \| `([^`]+)` \|", table, re.MULTILINE)
+    assert {name for name, _ in documented} == {"unsafeFixes", "debounceMs"}
+    defaults = EditorOptions()
+    assert defaults.unsafe_fixes is (dict(documented)["unsafeFixes"] == "true")
+    assert defaults.debounce * 1000 == float(dict(documented)["debounceMs"])
+    for name, _ in documented:
+        value = True if name == "unsafeFixes" else 500
+        assert _options_from({name: value}, defaults) != defaults, name

@@ -16,8 +16,11 @@ class EditorOptions:
     or the command line (`precision-lint server --unsafe-fixes`)."""
 
     unsafe_fixes: bool = False
-    # seconds to wait after a change before checking; more changes within it restart it
-    debounce: float = 0.05
+    # seconds to wait after a change before checking; more changes within it restart
+    # it. Short: it only gathers the bursts an editor sends for one edit (auto-closed
+    # brackets, multi-cursor typing); slower typing is gathered by the rule that a
+    # document has one check at a time and the newest version goes next.
+    debounce: float = 0.025
 
 
 @dataclass(frozen=True)
@@ -47,19 +50,32 @@ def resolve_settings(path: Path | None, workspace_root: Path, options: EditorOpt
     )
 
 
+def _stamp(config_file: Path | None) -> tuple[int, int] | None:
+    try:
+        status = config_file.stat() if config_file is not None else None
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size) if status is not None else None
+
+
 class SettingsCache:
-    """Resolved settings per file, dropped whenever a configuration file changes."""
+    """Resolved settings per file. Dropped whenever the editor reports a changed
+    configuration file; an edited config file is also noticed at the next check
+    without that (editors that cannot watch files: Neovim on Linux, for one)."""
 
     def __init__(self, workspace_root: Path, options: EditorOptions) -> None:
         self.workspace_root = workspace_root
         self.options = options
-        self._cache: dict[Path | None, FileSettings] = {}
+        self._cache: dict[Path | None, tuple[FileSettings, tuple[int, int] | None]] = {}
 
     def for_path(self, path: Path | None) -> FileSettings:
         """Raises ConfigError for a config file that cannot be used."""
-        if path not in self._cache:
-            self._cache[path] = resolve_settings(path, self.workspace_root, self.options)
-        return self._cache[path]
+        cached = self._cache.get(path)
+        if cached is not None and _stamp(cached[0].config_file) == cached[1]:
+            return cached[0]
+        settings = resolve_settings(path, self.workspace_root, self.options)
+        self._cache[path] = (settings, _stamp(settings.config_file))
+        return settings
 
     def reload(self, options: EditorOptions | None = None) -> None:
         if options is not None:
