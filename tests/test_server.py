@@ -241,6 +241,46 @@ async def test_fix_all_in_a_light_bulb_is_resolved_when_chosen(client: LanguageC
     assert apply_edits(HAZARD, edits_of(resolved, uri)) == HAZARD_FIXED
 
 
+BLOCKED = (
+    "import torch\n"
+    "import torch.distributed as dist\n"
+    "def mean_zeros(xs):\n"
+    "    acc = torch.zeros(1)\n"
+    "    for x in xs:\n"
+    "        acc += (x == 0).sum()\n"
+    "    dist.all_reduce(acc)\n"
+    "    acc /= len(xs)\n"
+    "    return acc\n"
+)
+
+
+@pytest.mark.asyncio
+async def test_related_places_name_the_adds_the_collective_and_the_use_that_blocks_the_fix(client, tmp_path):
+    await start(client, tmp_path)
+    uri = open_document(client, tmp_path / "mean.py", BLOCKED)
+    accumulator, collective = (await published(client, uri)).diagnostics
+    assert (accumulator.code, collective.code) == ("PH001", "PH003")
+    related = {(r.message.split(":")[0], r.location.range.start.line) for r in accumulator.related_information}
+    assert related == {("counts added here", 5), ("blocks the int64 fix", 7)}
+    assert "divided in place" in accumulator.message  # the note: why there is no fix
+    assert [(r.message, r.location.range.start.line) for r in collective.related_information] == [
+        ("the float accumulator of counts", 3)
+    ]
+    actions = await code_actions(client, uri, accumulator.range)
+    assert [a.title for a in actions] == ["PH001: Add `# noqa: PH001`"]  # no fix to offer
+
+
+@pytest.mark.asyncio
+async def test_saving_checks_again(client: LanguageClient, tmp_path):
+    await start(client, tmp_path)
+    path = tmp_path / "train.py"
+    path.write_text(HAZARD, encoding="utf-8")
+    uri = open_document(client, path, HAZARD)
+    await published(client, uri, version=1)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [d.code for d in (await published(client, uri, version=1)).diagnostics] == ["PH001"]
+
+
 @pytest.mark.asyncio
 async def test_syntax_error_is_a_diagnostic(client: LanguageClient, tmp_path):
     await start(client, tmp_path)
@@ -277,6 +317,33 @@ async def test_hazard_introduced_in_another_function(client: LanguageClient, tmp
     (diagnostic,) = (await published(client, uri, version=2)).diagnostics
     assert diagnostic.code == "PH001"
     assert diagnostic.range.start == types.Position(line=start_line + 1, character=11)
+
+
+@pytest.mark.asyncio
+async def test_a_form_feed_does_not_end_a_line(client: LanguageClient, tmp_path):
+    # Python and LSP end lines at \n, \r\n and \r only; str.splitlines also splits at
+    # a form feed (page breaks in older modules), which would put edits on the wrong line.
+    await start(client, tmp_path)
+    text = "import torch\n\x0c# counting\nacc = torch.zeros(1, dtype=torch.int64)\nfor x in xs:\n    acc += (x == 0).sum()\n"
+    uri = open_document(client, tmp_path / "paged.py", text)
+    assert list((await published(client, uri, version=1)).diagnostics) == []
+    start_character = len("acc = torch.zeros(1")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(
+                        start=types.Position(line=2, character=start_character),
+                        end=types.Position(line=2, character=start_character + len(", dtype=torch.int64")),
+                    ),
+                    text="",
+                )
+            ],
+        )
+    )
+    (diagnostic,) = (await published(client, uri, version=2)).diagnostics
+    assert diagnostic.code == "PH001" and diagnostic.range.start == types.Position(line=2, character=6)
 
 
 @pytest.mark.asyncio

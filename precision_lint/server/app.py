@@ -15,6 +15,8 @@ from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
 from ..config import ConfigError
@@ -34,9 +36,33 @@ CONFIG_FILES = ("pyproject.toml",)
 CHECK_WORKERS = 2
 
 
+class _OwnTextsProtocol(LanguageServerProtocol):
+    """pygls keeps a copy of every open document, split with str.splitlines (which
+    also breaks lines at a form feed or U+2028), and clamps the ranges of didChange
+    params to that copy in place, so a change after a form feed reached our handler
+    at the wrong column. The server keeps the texts itself (documents.py): these
+    notifications go straight to its handlers."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        yield from self._to_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        yield from self._to_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        yield from self._to_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _to_handler(self, method: str, params):
+        if (handler := self.fm.features.get(method)) is not None:
+            yield handler, (params,), None
+
+
 class PrecisionLintServer(LanguageServer):
     def __init__(self, options: EditorOptions) -> None:
-        super().__init__(SOURCE, __version__)
+        super().__init__(SOURCE, __version__, protocol_cls=_OwnTextsProtocol)
         self.options = options
         self.store = DocumentStore()
         self.settings = SettingsCache(Path.cwd(), options)
