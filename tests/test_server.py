@@ -367,6 +367,14 @@ async def test_config_change_reloads_settings(client: LanguageClient, tmp_path):
     await start(client, tmp_path)
     uri = open_document(client, tmp_path / "train.py", HAZARD)
     assert [d.code for d in (await published(client, uri)).diagnostics] == ["PH001"]
+    # the server asked the editor to watch config files (VS Code registers watchers dynamically)
+    async with asyncio.timeout(30):
+        while not client.registrations:
+            await asyncio.sleep(0.05)
+    (registration,) = client.registrations
+    assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    # the client sees the options as the JSON it received
+    assert "**/pyproject.toml" in [w["globPattern"] for w in registration.register_options["watchers"]]
     config = tmp_path / "pyproject.toml"
     config.write_text('[tool.precision-lint]\nignore = ["PH001"]\n', encoding="utf-8")
     client.workspace_did_change_watched_files(

@@ -198,8 +198,9 @@ def build_server(options: EditorOptions | None = None) -> PrecisionLintServer:
         ls.store.encoding = ls.encoding
         ls.pull = _capability(capabilities, "text_document", "diagnostic") is not None
         ls.refresh_support = bool(_capability(capabilities, "workspace", "diagnostics", "refresh_support"))
+        # pulled reports have no such flag in LSP 3.17: clients that pull show them
         related = _capability(capabilities, "text_document", "publish_diagnostics", "related_information")
-        ls.related_support = bool(related) if not ls.pull else True
+        ls.related_support = ls.pull or bool(related)
         ls.versioned_edits = bool(_capability(capabilities, "workspace", "workspace_edit", "document_changes"))
         resolvable = _capability(capabilities, "text_document", "code_action", "resolve_support", "properties") or []
         ls.resolve_edits = "edit" in resolvable
