@@ -33,7 +33,7 @@ from .project.analysis import run_project
 from .runner import FileReport, Job, unified_diff
 from .selection import UnknownSelector, validate
 
-SUBCOMMANDS = ("check", "rule", "verify")
+SUBCOMMANDS = ("check", "rule", "verify", "server")
 OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "markdown", "junit", "gitlab")
 # Formats for machines: a whole document each, no human summary lines around it.
 DOCUMENT_WRITERS = {
@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", nargs="?", help="a rule code (PH001) or name")
     rule.add_argument("--all", action="store_true", help="every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    server = commands.add_parser("server", help="run the language server (LSP over stdio) for editors")
+    server.add_argument("--unsafe-fixes", action="store_true", help="also offer unsafe fixes as quick fixes")
     return parser
 
 
@@ -130,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             from .verify.command import verify_command  # imports nothing of torch here
 
             return verify_command(args)
+        if args.command == "server":
+            from .server import serve  # pygls is imported only here
+
+            return serve(args.unsafe_fixes)
         return _check_command(args)
     except (ConfigError, UnknownSelector, DiffBaseError) as error:
         print(f"precision-lint: error: {error}", file=sys.stderr)
