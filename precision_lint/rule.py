@@ -67,6 +67,8 @@ class Invalid:
     code: str
     fixed: str | None = None
     applicability: Applicability | None = None
+    # the finding's severity, where the example shows how the project settles it
+    severity: Severity | None = None
 
 
 class Rule:

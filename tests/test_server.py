@@ -461,11 +461,6 @@ async def test_requests_are_answered_while_a_large_file_is_checked(client: Langu
 
 
 @pytest.mark.asyncio
-@pytest.mark.xfail(
-    strict=True,
-    reason="waits for the project index of issue 9: the engine at 39627e6 checks one module at a time, "
-    "so a helper that returns a float counter does not reach its caller",
-)
 async def test_helper_module_change_changes_a_callers_diagnostics(client: LanguageClient, tmp_path):
     await start(client, tmp_path, NEOVIM)
     helper_text = "import torch\n\ndef new_counter():\n    return torch.zeros(1, dtype=torch.int64)\n"

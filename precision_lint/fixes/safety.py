@@ -27,6 +27,8 @@ class FixDecision(NamedTuple):
 
 
 def int64_fix(accumulator: Accumulator, model: SemanticModel, name: str) -> FixDecision:
+    if accumulator.creation.remote is not None:
+        return FixDecision(None, f"No fix here: `{name}` is made by {accumulator.creation.remote}; make it int64 there.", None)
     try:
         rewrite = int64_rewrite(accumulator.creation.node, model.module, model.imports)
     except NoRewrite as reason:

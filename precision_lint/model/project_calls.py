@@ -137,7 +137,13 @@ class ProjectCalls:
             self._consume_args(node, values, Effect.ESCAPES, f"passed to {name}()")
         returns = summary.returns
         if summary.where is not None and returns.informative:
-            returns = _with_via(returns, f"`{name}()` ({summary.where})")
+            via = f"`{name}()` ({summary.where})"
+            returns = _with_via(returns, via)
+            if returns.is_tensor and returns.dtype is not None and not returns.origins:
+                # a tensor another module makes and hands over: an accumulator here
+                made = self.creation(node, returns.dtype, returns.dtype_source)
+                made.remote = via
+                returns = returns.with_origins(frozenset({made}))
         return returns
 
 

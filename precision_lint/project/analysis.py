@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from pathlib import Path
 from typing import Callable
 
 from ..conditions import resolve
 from ..runner import FileReport, Job, run_jobs
 from .index import ProjectIndex
-from .modules import find_module_file, identify
+from .modules import identify, modules_to_read
 
 MAX_ROUNDS = 3
 # modules outside the run read for their summaries, at most (a pre-commit run
 # hands over a few files; their imports are resolved, not the whole tree)
 MAX_IMPORTED_MODULES = 64
+_REEXPORT_DEPTH = 3
 
 Cache = object  # precision_lint.cache.ResultCache (duck-typed: get/put/save)
 
@@ -79,24 +79,22 @@ def _summaries(reports: list[FileReport]) -> list[dict]:
 
 def _imported_summaries(checks: list[Job], reports: list[FileReport], cache, runner) -> list[FileReport]:
     """Summaries of project modules that the checked files import but the run did not
-    list: found under the checked files' package roots."""
-    listed = {report.summary["module"] for report in reports if report.summary is not None}
+    list (pre-commit hands over only the staged files): found under the checked
+    files' package roots, following re-exports a few modules deep."""
+    known = {report.summary["module"] for report in reports if report.summary is not None}
     roots = list(dict.fromkeys(identify(job.path).root for job in checks))
-    wanted: dict[str, Path] = {}
-    for report in reports:
-        for key in report.dependencies:
-            name = key.partition(":")[2]
-            parts = name.split(".")
-            for cut in range(len(parts) - 1, 0, -1):
-                module = ".".join(parts[:cut])
-                if module in listed or module in wanted:
-                    break
-                path = find_module_file(module, roots)
-                if path is not None:
-                    wanted[module] = path
-                    break
-    if not wanted:
-        return []
+    names = [key.partition(":")[2] for report in reports for key in report.dependencies]
     codes = checks[0].codes if checks else frozenset()
-    jobs = [Job(os.path.relpath(path), codes, mode="summary") for path in list(wanted.values())[:MAX_IMPORTED_MODULES]]
-    return _first_round(jobs, cache, runner)
+    extra: list[FileReport] = []
+    for _ in range(_REEXPORT_DEPTH):
+        wanted = modules_to_read(names, roots, known)
+        room = MAX_IMPORTED_MODULES - len(extra)
+        if not wanted or room <= 0:
+            break
+        jobs = [Job(os.path.relpath(path), codes, mode="summary") for path in list(wanted.values())[:room]]
+        found = _first_round(jobs, cache, runner)
+        extra.extend(found)
+        known |= set(wanted)
+        # a re-export (`pkg/__init__.py`: `from .core import f`) names the next module
+        names = [target for report in found if report.summary for target in report.summary["exports"].values()]
+    return extra

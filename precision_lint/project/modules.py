@@ -50,3 +50,20 @@ def find_module_file(name: str, roots: list[str]) -> Path | None:
             if candidate.is_file():
                 return candidate
     return None
+
+
+def modules_to_read(names, roots: list[str], known: set[str]) -> dict[str, Path]:
+    """Files of the project modules that the qualified `names` (what a model asked
+    the index about) live in, found under `roots`, leaving out modules in `known`."""
+    wanted: dict[str, Path] = {}
+    for name in names:
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            if module in known or module in wanted:
+                break
+            path = find_module_file(module, roots)
+            if path is not None:
+                wanted[module] = path
+                break
+    return wanted

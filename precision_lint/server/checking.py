@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic
-from ..engine import check_source
 from ..fixer import mark_unfixable
 from .documents import DocumentStore, filename_for
 from .settings import FileSettings
@@ -35,12 +34,12 @@ class CheckResult:
 
 
 def check_document(request: CheckRequest, store: DocumentStore) -> CheckResult:
-    """Diagnostics for one snapshot. `store` is what project-wide analysis will read
-    other modules from; the engine at this commit checks one module at a time."""
+    """Diagnostics for one snapshot, with the project modules it imports read from
+    `store` (the editor's unsaved texts first, else the disk)."""
     settings = request.settings
     if settings is None:
         return CheckResult(request, [], error=request.config_error)
     if settings.excluded:
         return CheckResult(request, [])
-    found = check_source(request.text, filename_for(request.uri), settings.codes)
+    found = store.project.check(request.text, filename_for(request.uri), settings.codes)
     return CheckResult(request, mark_unfixable(found, settings.unfixable))

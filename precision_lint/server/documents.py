@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from ..project.workspace import WorkspaceProject
 from ..source import read_source
 from .positions import UTF16, PositionMap
 
@@ -60,6 +61,8 @@ class DocumentStore:
     def __init__(self, encoding: str = UTF16) -> None:
         self.encoding = encoding
         self._open: dict[str, Document] = {}
+        # the project modules a document imports, summarized from this store's texts
+        self.project = WorkspaceProject(self.text_of)
 
     def open(self, uri: str, text: str, version: int | None) -> Document:
         document = Document(uri, text, version)
