@@ -21,9 +21,10 @@ from .registry import all_rules
 from .rule import Finding, NodeEdit, Rule
 from .suppression import noqa_by_line
 
-# A file with none of these cannot create a torch tensor or count with one, so it
-# cannot hold a hazard: it is skipped before parsing.
-_MAY_HOLD_HAZARD = re.compile(r"torch|\.sum\(|count_nonzero|bincount|numel|register_buffer|add_state")
+# A file with none of these cannot create a torch tensor, count with one or make an
+# int32 NumPy total, so it cannot hold a hazard: it is not parsed (only its imports
+# are read, for the project index).
+_MAY_HOLD_HAZARD = re.compile(r"torch|\.sum\(|count_nonzero|bincount|numel|register_buffer|add_state|int32|intc")
 
 
 @dataclass

@@ -31,6 +31,21 @@ class FloatCountAccumulator(Rule):
 
     A Python `0.0` is no better: adding an int64 tensor to it gives a float32 tensor.
 
+    The counts are followed where the code sends them: returned by a helper (of this
+    module or another one, a tuple's count included), passed as an argument at every
+    call site, kept in a dict item (`state["tokens"]`) or built into a list. The
+    accumulator may be in the dtype the model runs in (`dtype=hidden_states.dtype`,
+    `h.new_zeros(n)`): a warning, since the run decides the width, and an error when
+    the project casts its model to half precision (`model.bfloat16()`,
+    `Float16Module`, FSDP `MixedPrecision`, `torch_dtype=torch.bfloat16`), which the
+    message names. A float32 buffer or metric state counts as float32, and the
+    message names such a cast too: it makes the buffer float16 or bfloat16.
+
+    Step counters (`step += 1`) are flagged in bfloat16 and float16, where they stop
+    at 256 and 2,048 (an Adam step counter in a bfloat16 default dtype did), and in a
+    float32 buffer or default-dtype tensor when the project casts the model or sets a
+    half default dtype. A float32 step counter otherwise needs 16.7M steps.
+
     ## Example
     ```python
     total_zeros = torch.zeros(1, dtype=torch.float, device="cuda")
@@ -58,7 +73,10 @@ class FloatCountAccumulator(Rule):
 
     There is no fix when a use breaks on int64: dividing or scaling by a float in
     place (`acc /= n`, `acc.div_(n)`, `acc.mul_(0.5)`), adding a float (`acc += loss`),
-    `acc.mean()`, or `all_reduce` with `ReduceOp.AVG`.
+    adding counts made float (`+= bincount(x).float()`), rebinding it through float
+    arithmetic in a loop or on state (`acc = acc * 0.5 + ...`), `acc.mean()`, or
+    `all_reduce` with `ReduceOp.AVG`; nor here when another module makes the tensor
+    (the message names where to fix it).
     """
 
     code = "PH001"

@@ -29,6 +29,11 @@ class CountInFloat(Rule):
     one tensor (`torch.cat([loss.view(1), num_tokens.view(1)])`, `torch.stack((loss, n))`,
     `torch.tensor([loss_sum, n])`), which silently takes the float's dtype.
 
+    Counts converted to the dtype the model runs in (`count.to(logits.dtype)`,
+    `mask.sum(-1).type_as(hidden)`, a one-hot's running count in the gate's dtype) are
+    reported as warnings, and as errors when the project casts its model to half
+    precision: under bfloat16 they are exact only up to 256.
+
     ## Why is this bad?
     The sum of a bool mask is an exact int64. Summed in float32 it is rounded past
     2^24 = 16,777,216 elements; in float16 it is exact only to 2,048 and overflows to
@@ -76,6 +81,10 @@ class CountInFloat(Rule):
         "import torch\nn = (pred == y).sum().item()\nx = float(n)\n",
         "import torch\nw = torch.rand(4)\ns = (w * mask).sum()\n",
         "import torch\nout = torch.cat([a.view(1), b.view(1)])\n",
+        # converted to the dtype of integer data: exact
+        "import torch\ndef f(mask, lengths):\n    return mask.bool().sum(-1).to(lengths.dtype)\n",
+        # a float ratio in the model's dtype is not a count
+        "import torch\ndef f(logits, y):\n    return (logits.argmax(-1) == y).float().mean().to(logits.dtype)\n",
     ]
     INVALID = [
         Invalid(
@@ -97,6 +106,17 @@ class CountInFloat(Rule):
         Invalid("import torch\ntokens = mask.bool().sum().to(torch.bfloat16)\n", fixed=None),
         Invalid("import torch\nn = (labels != -100).sum()\npacked = torch.cat([loss.float().view(1), n.view(1)])\n", fixed=None),
         Invalid("import torch\nn = (labels != -100).sum().item()\nstats = torch.tensor([loss.float().item(), n])\n", fixed=None),
+        # a count converted to the dtype of the model's data: a warning (bfloat16 in a bf16 run)
+        Invalid(
+            "import torch\ndef ptm(logits, pair_mask):\n    n = pair_mask.bool().sum(-1).to(logits.dtype)\n    return 1.24 * (n - 15) ** (1 / 3)\n",
+            severity=Severity.WARNING,
+        ),
+        # running counts of a one-hot in the gate's dtype: slots past 256 collide in bf16
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\ndef slots(expert_idx, gates, n):\n"
+            "    one_hot = F.one_hot(expert_idx, n).type_as(gates)\n    return torch.cumsum(one_hot, dim=0) - 1\n",
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

@@ -23,7 +23,12 @@ class FloatCountCollective(Rule):
     `all_gather`, `reduce_scatter` and their `_tensor`/`_into_tensor` variants, through
     any alias such as `dist`) of a floating tensor that holds integer counts: an
     accumulator of counts (PH001), a count converted to float or summed in float
-    (PH002), or a `[loss, count]` tensor packed into one float tensor.
+    (PH002), a `[loss, count]` tensor packed into one float tensor, or a Python count
+    wrapped into one (`torch.tensor(n, dtype=torch.float)`, `FloatTensor([float(n)])`).
+    DeepSpeed's `deepspeed.comm`, `torch.distributed`'s functional and autograd
+    collectives, and framework helpers (`accelerator.reduce(t)`, `self.all_gather(t)`,
+    `strategy.reduce(t)`) are collectives too; so are counts made float in a helper
+    or another module.
 
     ## Why is this bad?
     Each rank's count may be small; their sum over thousands of ranks is not. A float32
@@ -60,6 +65,10 @@ class FloatCountCollective(Rule):
         "import torch.distributed as dist\nimport torch\nn = (labels != -100).sum()\ndist.all_reduce(n)\n",
         "import torch.distributed as dist\nimport torch\nloss = model(x).loss.detach()\ndist.all_reduce(loss)\n",
         "import torch.distributed as dist\nimport torch\nn = torch.zeros(1, dtype=torch.int64)\nfor b in bs:\n    n += b.numel()\ndist.all_reduce(n)\n",
+        # a float loss through a framework's reduce helper
+        "import torch\ndef log_loss(accelerator, loss):\n    return accelerator.reduce(loss.detach(), reduction='mean')\n",
+        # an int64 count through DeepSpeed's comm module
+        "import torch\nimport deepspeed.comm as ds_dist\nn = (labels != -100).sum()\nds_dist.all_reduce(n)\n",
     ]
     INVALID = [
         Invalid("import torch.distributed as dist\nimport torch\nn = (labels != -100).sum().float()\ndist.all_reduce(n)\n"),
@@ -72,6 +81,18 @@ class FloatCountCollective(Rule):
             "dist.all_reduce(packed)\n"
         ),
         Invalid("import torch\nimport torch.distributed as dist\nc = (p == y).float().sum()\nout = [torch.zeros_like(c), torch.zeros_like(c)]\ndist.all_gather(out, c)\n"),
+        # a Python count wrapped into a float32 tensor, then all-reduced
+        Invalid("import torch\nimport torch.distributed as dist\nn = sum(len(b) * b.shape[1] for b in batches)\nt = torch.tensor(n, dtype=torch.float32, device='cuda')\ndist.all_reduce(t)\n"),
+        Invalid("import torch\nimport torch.distributed as dist\nn = (labels != -100).sum().item()\nt = torch.cuda.FloatTensor([float(n)])\ndist.all_reduce(t)\n"),
+        # DeepSpeed's comm module is torch.distributed by another name
+        Invalid("import torch\nimport deepspeed.comm as ds_dist\nn = (labels != -100).sum().float()\nds_dist.all_reduce(n)\n"),
+        # a framework's reduce helper of a float count
+        Invalid("import torch\ndef log_tokens(accelerator, labels):\n    n = (labels != -100).sum().to(torch.float32)\n    return accelerator.reduce(n, reduction='sum')\n"),
+        # the counts become float in a helper of another function
+        Invalid(
+            "import torch\nimport torch.distributed as dist\ndef tokens(labels):\n    return (labels != -100).sum().float()\n"
+            "def sync(labels):\n    n = tokens(labels)\n    dist.all_reduce(n)\n    return n\n"
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

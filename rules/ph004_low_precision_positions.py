@@ -28,6 +28,14 @@ class LowPrecisionPositions(Rule):
     `torch.arange(..., dtype=self.buf.dtype)` or `.type_as(self.buf)` where `buf` is a
     registered buffer, which `model.to(torch.bfloat16)` or `model.half()` casts.
 
+    Positions in the dtype the model runs in (`dtype=query.dtype`,
+    `positions.type_as(hidden)`) are warnings, errors once the project casts its model
+    to half precision. Positions built in float32 are still rounded when a matmul,
+    `F.linear`, an `nn.Linear` or a contracting `einsum` takes them under autocast:
+    inside `with torch.autocast(dtype=torch.bfloat16)` that is always reported; in no
+    such region, only when the project uses autocast (its callers may run under it).
+    An elementwise product, `torch.outer` and an outer-product `einsum` stay float32.
+
     ## Why is this bad?
     bfloat16 holds every integer only up to 256, float16 up to 2,048. Past that,
     positions collapse: `torch.arange(8192).to(torch.bfloat16)` has 897 distinct values,
@@ -53,7 +61,9 @@ class LowPrecisionPositions(Rule):
     ```
 
     ## Fix safety
-    The fix builds the positions in float32 (`dtype=torch.float32`, `.float()`). It is
+    Under autocast there is no fix: disable it around the computation
+    (`torch.autocast(device_type, enabled=False)`) with float32 operands. Otherwise the
+    fix builds the positions in float32 (`dtype=torch.float32`, `.float()`). It is
     unsafe: what the positions feed next may then run in float32 rather than in the
     low precision the code had, which changes results (for the better) and memory.
     """
@@ -80,6 +90,17 @@ class LowPrecisionPositions(Rule):
         "import torch\ndef f(n):\n    ref = torch.zeros(1)\n    return torch.arange(n, dtype=ref.dtype)\n",
         # values, not positions, in bfloat16
         "import torch\nx = torch.randn(8).to(torch.bfloat16)\n",
+        # float32 positions in a matmul, in a project that never uses autocast
+        "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n    return t[:, None] @ inv_freq[None, :]\n",
+        # autocast turned off around the matmul
+        "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n"
+        "    with torch.autocast('cuda', enabled=False):\n        return t[:, None] @ inv_freq[None, :]\n"
+        "with torch.autocast('cuda', dtype=torch.bfloat16):\n    pass\n",
+        # an outer-product einsum and an elementwise product stay float32 under autocast
+        "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n"
+        "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return torch.einsum('i,j->ij', t, inv_freq), t[:, None] * inv_freq\n",
+        # positions in the dtype of integer data
+        "import torch\ndef f(input_ids):\n    return torch.arange(input_ids.shape[1], dtype=input_ids.dtype)\n",
     ]
     INVALID = [
         Invalid(
@@ -122,6 +143,25 @@ class LowPrecisionPositions(Rule):
             "        self.register_buffer('inv_freq', torch.ones(4))\n"
             "    def forward(self, n):\n        return torch.arange(n, dtype=torch.float32)\n",
             applicability=Applicability.UNSAFE,
+        ),
+        # positions in the dtype of the model's data: a warning
+        Invalid(
+            "import torch\ndef rope(query, n):\n    t = torch.arange(n, device=query.device, dtype=query.dtype)\n    return t\n",
+            fixed="import torch\ndef rope(query, n):\n    t = torch.arange(n, device=query.device, dtype=torch.float32)\n    return t\n",
+            applicability=Applicability.UNSAFE,
+            severity=Severity.WARNING,
+        ),
+        # float32 positions multiplied inside a bfloat16 autocast region
+        Invalid(
+            "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n"
+            "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return t[:, None] @ inv_freq[None, :]\n"
+        ),
+        # position ids into a linear layer, in a project that trains under autocast
+        Invalid(
+            "import torch\nclass CoordEmbed(torch.nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.proj = torch.nn.Linear(2, d)\n"
+            "    def forward(self, position_ids):\n        return self.proj(position_ids.float())\n"
+            "def train_step(model, batch, scaler):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(batch)\n",
+            severity=Severity.ERROR,
         ),
     ]
 

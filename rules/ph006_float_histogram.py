@@ -103,6 +103,15 @@ class FloatHistogram(Rule):
         ),
         Invalid("import torch\nh = torch.histc(x, bins=10, min=0, max=1)\n", fixed=None),
         Invalid("import torch as th\nh = x.histc(bins=4)\n", fixed=None),
+        # a scatter buffer in the dtype of the model's data: a warning
+        Invalid(
+            "import torch\ndef load(probs, idx, n):\n    counts = torch.zeros(n, dtype=probs.dtype)\n"
+            "    counts.scatter_add_(0, idx, torch.ones_like(idx, dtype=probs.dtype))\n    return counts\n",
+            fixed="import torch\ndef load(probs, idx, n):\n    counts = torch.zeros(n, dtype=torch.int64)\n"
+            "    counts.scatter_add_(0, idx, torch.ones_like(idx, dtype=torch.int64))\n    return counts\n",
+            applicability=Applicability.UNSAFE,
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

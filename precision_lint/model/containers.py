@@ -9,11 +9,15 @@ from typing import Sequence
 import libcst as cst
 
 from .accumulators import Effect
-from .dtypes import INT64
+from .dtypes import DEFAULT_FLOAT, INT64
 from .syntax import target_key
 from .values import UNKNOWN, Kind, Value, join
 
 Env = dict[str, Value]
+
+# the item of a dict made by a comprehension, which holds the same kind of value at
+# every key
+ANY_KEY = "<every key>"
 
 # list methods that add their argument's items (`extend`) or the argument itself
 _GROWING = {"append": False, "insert": False, "extend": True}
@@ -73,8 +77,7 @@ class ContainerEvaluation:
             clause = clause.inner_for_in
         if isinstance(node, cst.DictComp):
             self.eval(node.key, inner)
-            self.consume(self.eval(node.value, inner), node.value, Effect.ESCAPES, "stored in a dict")
-            return Value(Kind.DICT)
+            return Value.dict_of([(ANY_KEY, self.eval(node.value, inner))])  # `{k: torch.zeros(1) for k in splits}`
         return Value.list_of(self.eval(node.elt, inner))
 
     # -- methods and builtins ------------------------------------------------------
@@ -151,7 +154,9 @@ def element_of(value: Value) -> Value:
 
 def _sum_of(item: Value, start: Value | None, site: int) -> Value:
     """`sum(counts)`: a count when the items are counts (a tensor once one is)."""
-    if start is not None and start.kind is Kind.PY_FLOAT and item.count and not item.is_tensor:
+    if start is not None and start.kind is Kind.PY_FLOAT and item.count:
+        if item.is_tensor:  # `0.0 + count_tensor`: a tensor in the default float dtype
+            return Value.tensor(DEFAULT_FLOAT, item.zero_dim).with_float_count(site)
         return Value(Kind.PY_FLOAT, float_count=site, length=item.length)
     if item.count:
         if item.is_tensor:

@@ -117,12 +117,23 @@ LEGACY_TENSOR_TYPES: dict[str, DType] = {
 }
 
 
+# NumPy's dtype names (`np.int32`, `np.float16`) and the strings it takes ("int32").
+NUMPY_DTYPES: dict[str, DType] = {
+    "bool_": BOOL, "uint8": UINT8, "int8": INT8, "int16": INT16, "int32": INT32, "intc": INT32,
+    "int64": INT64, "int_": INT64, "float16": FLOAT16, "half": FLOAT16, "float32": FLOAT32,
+    "single": FLOAT32, "float64": FLOAT64, "double": FLOAT64,
+}  # fmt: skip
+
+
 def dtype_from_qualified_name(qualified_name: str | None) -> DType | None:
-    """`torch.float32` -> FLOAT32, `builtins.float` -> FLOAT64, otherwise None."""
+    """`torch.float32` -> FLOAT32, `builtins.float` -> FLOAT64, `numpy.int32` ->
+    INT32, otherwise None."""
     if qualified_name is None:
         return None
     if qualified_name.startswith("torch."):
         return TORCH_DTYPE_ATTRIBUTES.get(qualified_name[len("torch.") :])
+    if qualified_name.startswith("numpy."):
+        return NUMPY_DTYPES.get(qualified_name[len("numpy.") :])
     if qualified_name.startswith("builtins."):
         return BUILTIN_DTYPES.get(qualified_name[len("builtins.") :])
     return None

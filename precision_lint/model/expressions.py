@@ -15,7 +15,7 @@ from .imports import ImportMap
 from .operations import arithmetic, per_row_mask
 from .syntax import find_arg, int_literal, public_attribute, same_place, target_key
 from .autocast import AutocastUse, casts_positions
-from .containers import ContainerEvaluation
+from .containers import ANY_KEY, ContainerEvaluation
 from .project_calls import Callees, NoCallees, ProjectCalls
 from .runtime_dtype import dtype_of
 from .torch_calls import TorchCalls
@@ -386,7 +386,8 @@ def _item(container: Value, node: cst.Subscript) -> Value:
     index = node.slice[0].slice.value
     if container.kind is Kind.DICT:
         key = index.evaluated_value if isinstance(index, cst.SimpleString) else None
-        return (container.item(key) if isinstance(key, str) else None) or UNKNOWN
+        found = container.item(key) if isinstance(key, str) else None
+        return found or container.item(ANY_KEY) or UNKNOWN
     if container.kind is Kind.TUPLE:
         position = int_literal(index)
         if position is not None and -len(container.elements) <= position < len(container.elements):

@@ -4,6 +4,11 @@ Each table answers one question the interpreter asks; nothing here runs torch.
 """
 from __future__ import annotations
 
+# NumPy: arrays behave as tensors do for these rules (NumPy 2 keeps an int32 total
+# int32 when a Python int is added, as torch does, and it wraps). A scalar
+# constructor (`np.int32(0)`) makes a 0-dim value; factories take `dtype=`.
+NUMPY_FACTORIES = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.array", "numpy.asarray"})
+
 # Factories whose dtype comes from `dtype=` or, without it, the default dtype
 # (`torch.tensor`/`torch.full` infer it from the data instead).
 FACTORY_FUNCTIONS = frozenset(
@@ -19,6 +24,8 @@ LIKE_FACTORIES = frozenset(
 NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
 # Tensors of ones: what counting with weights starts from (`ones_like(v).sum()`)
 ONES = frozenset({"torch.ones", "torch.ones_like", "new_ones"})
+# 0/1 indicator tensors in int64 (`F.one_hot(expert_idx, n)`): counted by a sum
+INDICATOR_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
 # Running sums: of a mask they are running counts (`attention_mask.cumsum(-1)`)
 CUMULATIVE_METHODS = frozenset({"cumsum", "cumsum_"})
 CUMULATIVE_FUNCTIONS = frozenset({"torch.cumsum"})
@@ -124,6 +131,10 @@ COLLECTIVES = {
     "accelerate.utils.gather": ("tensor", 0),
     "torchmetrics.utilities.distributed.gather_all_tensors": ("result", 0),
 }
+# The collectives that add up across ranks (gathers only collect)
+SUMMING_COLLECTIVES = frozenset(
+    name for name in COLLECTIVES if name.rpartition(".")[2] in ("all_reduce", "reduce", "all_reduce_coalesced", "reduce_scatter", "reduce_scatter_tensor", "inference_all_reduce")
+)
 # The same as methods of a framework object whose type we cannot see:
 # `accelerator.reduce(t, "sum")`, `self.all_gather(t)` (LightningModule),
 # `trainer.strategy.reduce(t)`, `fabric.all_reduce(t)`.

@@ -10,7 +10,7 @@ import libcst as cst
 
 from . import torch_api as api
 from .accumulators import Effect
-from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, DType
+from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, DType
 from .operations import (
     all_lengths,
     cumulative,
@@ -30,6 +30,18 @@ from .syntax import find_arg, int_literal, public_attribute, same_place
 from .values import UNKNOWN, Kind, Value
 
 Env = dict[str, Value]
+
+# the dtype_source of `torch.get_default_dtype()`: what `torch.set_default_dtype` decides
+DEFAULT_DTYPE = "the default dtype"
+
+
+def _zero_or_one(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Float):
+        try:
+            return float(node.value) in (0.0, 1.0)
+        except ValueError:
+            return False
+    return int_literal(node) in (0, 1)
 
 
 def _wraps_counts(elements: Sequence[Value], dtype: DType | None) -> bool:
@@ -77,6 +89,13 @@ class TorchCalls:
             self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
             dtype = values[0].dtype if qualified.endswith(("masked_select", "flatten")) and values else INT64
             return Value.tensor(dtype, False, flat=True)
+        if module == "numpy" and (qualified in api.NUMPY_FACTORIES or attr in NUMPY_DTYPES):
+            return self._numpy_creation(qualified, attr, node, values)
+        if qualified == "torch.get_default_dtype":
+            return Value(Kind.DTYPE, DEFAULT_FLOAT, dtype_source=DEFAULT_DTYPE)
+        if qualified in api.INDICATOR_FUNCTIONS:
+            self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
+            return Value.tensor(INT64, False, mask=True)
         if qualified in api.MASK_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, "compared")
             return Value.tensor(BOOL, mask=True)
@@ -173,7 +192,7 @@ class TorchCalls:
                 count = True
         source = self._dtype_source(node, values)
         creation = self.creation(node, dtype, source)
-        creation.from_default = not present and dtype == DEFAULT_FLOAT
+        creation.from_default = (not present and dtype == DEFAULT_FLOAT) or source == DEFAULT_DTYPE
         return Value(
             Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL or qualified in api.ONES,
             origins=frozenset({creation}), float_count=float_count,
@@ -191,6 +210,42 @@ class TorchCalls:
     def _dtype_source(self, node: cst.Call, values: Sequence[Value]) -> str | None:
         value = self.arg_value(node, values, find_arg(node, "dtype"))
         return value.dtype_source if value is not None else None
+
+    def _converted_at_creation(
+        self, node: cst.Call, func: cst.Attribute, receiver: Value, method: str, values: Sequence[Value]
+    ) -> Value | None:
+        """`torch.zeros(1).half()`: a tensor converted where it is made is the
+        accumulator, in the converted dtype (the fix rewrites the conversion)."""
+        if not any(creation.node is func.value for creation in receiver.origins):
+            return None
+        if method in CONVERSION_METHODS:
+            dtype = CONVERSION_METHODS[method]
+        elif method in ("to", "type"):
+            dtypes = [v.dtype for v in values if v.kind is Kind.DTYPE]
+            if len(dtypes) != 1 or dtypes[0] is None:
+                return None
+            dtype = dtypes[0]
+        else:
+            return None
+        self._consume_args(node, values, Effect.SAFE, f"argument of .{method}()")
+        made = self.creation(node, dtype)
+        return replace(convert(receiver, dtype), origins=frozenset({made}))
+
+    def _numpy_creation(self, qualified: str, attr: str, node: cst.Call, values: Sequence[Value]) -> Value:
+        """`np.int32(0)`, `np.zeros(k, dtype=np.int32)`, `np.array([0], dtype="int32")`:
+        an integer array made with a known dtype is an accumulator candidate."""
+        self._consume_args(node, values, Effect.SAFE, "shapes a new array")
+        if attr in NUMPY_DTYPES:
+            dtype, zero_dim = NUMPY_DTYPES[attr], True
+        else:
+            arg = find_arg(node, "dtype")
+            text = arg.value.evaluated_value if arg is not None and isinstance(arg.value, cst.SimpleString) else None
+            value = self.arg_value(node, values, arg)
+            dtype = NUMPY_DTYPES.get(text) if isinstance(text, str) else (value.dtype if value is not None and value.kind is Kind.DTYPE else None)
+            zero_dim = False
+        if dtype is None or dtype.is_floating:
+            return Value.tensor(dtype, zero_dim)  # floats: NumPy sums float64 by default
+        return Value.tensor(dtype, zero_dim, origins=frozenset({self.creation(node, dtype)}))
 
     def _legacy_constructor(self, node: cst.Call, name: str, values: Sequence[Value]) -> Value:
         """`torch.cuda.FloatTensor([0])`, `get_accelerator().FloatTensor([float(n)])`."""
@@ -325,6 +380,9 @@ class TorchCalls:
         if method in api.INPLACE_ADD_METHODS and node.args:
             addend = scaled_by_alpha(node, values, first)
             return self.accumulate(node, receiver, node.args[0].value, addend, in_place=True)
+        converted = self._converted_at_creation(node, func, receiver, method, values)
+        if converted is not None:
+            return converted
         effect, reason = Effect.ESCAPES, f"used with .{method}()"
         result = UNKNOWN
         if method in api.INPLACE_SCALE_METHODS or method in api.FILL_METHODS:
@@ -374,7 +432,7 @@ class TorchCalls:
             return made.with_source(source)
         if method in api.CUMULATIVE_METHODS:
             return cumulative(receiver, id(node))
-        if method in ("masked_fill", "where") and receiver.mask and node.args and int_literal(node.args[-1].value) in (0, 1):
+        if method in ("masked_fill", "where") and receiver.mask and node.args and _zero_or_one(node.args[-1].value):
             return receiver  # 0/1 values filled with 0 or 1 stay 0/1: still counted by a sum
         if method in api.SUM_METHODS:
             present, dtype = self._dtype_arg(node, values)

@@ -6,7 +6,7 @@ from enum import Enum
 
 import libcst as cst
 
-from .dtypes import BOOL, FLOAT64, INT64, DType
+from .dtypes import BOOL, FLOAT16, FLOAT64, INT64, RUNTIME_FLOAT, DType
 from .promotion import Operand, Tier
 
 
@@ -172,8 +172,8 @@ class Value:
             return True
         if self.kind is Kind.TENSOR:
             return self.dtype is not None
-        if self.kind is Kind.INSTANCE:
-            return True
+        if self.kind in (Kind.INSTANCE, Kind.DTYPE):
+            return self.kind is Kind.INSTANCE or self.dtype is not None
         if self.is_container:
             return any(v.informative for v in self.elements) or any(v.informative for _, v in self.items)
         return False
@@ -245,6 +245,10 @@ def join(a: Value, b: Value) -> Value:
     origins = a.origins | b.origins
     if a.kind is b.kind and a.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT, Kind.INSTANCE):
         return _join_containers(a, b, origins)
+    if a.kind is b.kind and a.kind in (Kind.TENSOR, Kind.DTYPE) and a.dtype != b.dtype and _both_floating(a, b):
+        # `torch.bfloat16 if cfg.bf16 else torch.float16`: a width chosen at run time
+        dtype = _run_time_width(a.dtype, b.dtype)
+        return replace(join(replace(a, dtype=dtype), replace(b, dtype=dtype)), dtype_source=a.dtype_source or b.dtype_source)
     if a.kind is b.kind and a.dtype == b.dtype:
         # a Python int that is a count on one path and a literal on another (`n = 0`
         # before the loop that adds counts to it) holds counts
@@ -271,6 +275,18 @@ def join(a: Value, b: Value) -> Value:
         count=a.count and b.count, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer,
         float_count=a.float_count or b.float_count, length=a.length and b.length, flat=a.flat or b.flat,
     )  # fmt: skip
+
+
+def _both_floating(a: Value, b: Value) -> bool:
+    return a.dtype is not None and b.dtype is not None and a.dtype.is_floating and b.dtype.is_floating
+
+
+def _run_time_width(a: DType, b: DType) -> DType:
+    """One of two float dtypes, decided at run time: both half precision, the
+    narrower (what a count must survive); otherwise the model's run-time dtype."""
+    if a.exact_integer_limit <= FLOAT16.exact_integer_limit and b.exact_integer_limit <= FLOAT16.exact_integer_limit:
+        return min(a, b, key=lambda d: d.exact_integer_limit)
+    return RUNTIME_FLOAT
 
 
 def _join_containers(a: Value, b: Value, origins: frozenset[Creation]) -> Value:
