@@ -135,10 +135,13 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
             return self.dict_literal(node, env)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self.comprehension(node, env)
-        if isinstance(node, (cst.Yield, cst.Await)):
-            self.yields = self.yields or isinstance(node, cst.Yield)
-            if node.value is not None and isinstance(node.value, cst.BaseExpression):
+        if isinstance(node, cst.Yield):
+            self.yields = True
+            if isinstance(node.value, cst.BaseExpression):
                 self.consume(self.eval(node.value, env), node, Effect.ESCAPES, "yielded")
+            return UNKNOWN
+        if isinstance(node, cst.Await):
+            self.consume(self.eval(node.expression, env), node, Effect.ESCAPES, "awaited")
             return UNKNOWN
         if isinstance(node, cst.NamedExpr):
             value = self.eval(node.value, env)

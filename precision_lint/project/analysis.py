@@ -81,8 +81,9 @@ def _imported_summaries(checks: list[Job], reports: list[FileReport], cache, run
     """Summaries of project modules that the checked files import but the run did not
     list (pre-commit hands over only the staged files): found under the checked
     files' package roots, following re-exports a few modules deep."""
-    known = {report.summary["module"] for report in reports if report.summary is not None}
-    roots = list(dict.fromkeys(identify(job.path).root for job in checks))
+    identities = [identify(job.path) for job in checks]
+    known = {identity.name for identity in identities}
+    roots = list(dict.fromkeys(identity.root for identity in identities))
     names = [key.partition(":")[2] for report in reports for key in report.dependencies]
     codes = checks[0].codes if checks else frozenset()
     extra: list[FileReport] = []

@@ -54,16 +54,44 @@ def find_module_file(name: str, roots: list[str]) -> Path | None:
 
 def modules_to_read(names, roots: list[str], known: set[str]) -> dict[str, Path]:
     """Files of the project modules that the qualified `names` (what a model asked
-    the index about) live in, found under `roots`, leaving out modules in `known`."""
+    the index about) live in, found under `roots`, leaving out modules in `known`.
+    Only names whose top package sits in a root are looked for: `torch.x` and
+    `transformers.y` cost one set lookup, not a walk over the disk."""
+    tops: dict[str, list[str]] = {}
+    for root in roots:
+        for top in _top_level_names(root):
+            tops.setdefault(top, []).append(root)
     wanted: dict[str, Path] = {}
+    missing: set[str] = set()
     for name in names:
         parts = name.split(".")
+        if parts[0] not in tops:
+            continue
         for cut in range(len(parts) - 1, 0, -1):
             module = ".".join(parts[:cut])
             if module in known or module in wanted:
                 break
-            path = find_module_file(module, roots)
+            if module in missing:
+                continue
+            path = find_module_file(module, tops[parts[0]])
             if path is not None:
                 wanted[module] = path
                 break
+            missing.add(module)
     return wanted
+
+
+@lru_cache(maxsize=1024)
+def _top_level_names(root: str) -> tuple[str, ...]:
+    """The modules and packages importable from `root` (`train`, `megatron`)."""
+    try:
+        entries = os.listdir(root)
+    except OSError:
+        return ()
+    names = []
+    for entry in entries:
+        if entry.endswith(".py"):
+            names.append(entry[:-3])
+        elif os.path.isfile(os.path.join(root, entry, "__init__.py")):
+            names.append(entry)
+    return tuple(names)
