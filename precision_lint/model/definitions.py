@@ -53,7 +53,7 @@ def collect_definitions(module: cst.Module, module_name: str, imports: ImportMap
 
 def _collect(statement, qualified: str, owner: str | None, imports: ImportMap, found: Definitions) -> None:
     if isinstance(statement, cst.FunctionDef):
-        found.functions[qualified] = _function_info(statement, qualified, owner)
+        found.functions[qualified] = function_info(statement, qualified, owner)
         return
     bases = tuple(
         base for arg in statement.bases if arg.keyword is None
@@ -67,7 +67,7 @@ def _collect(statement, qualified: str, owner: str | None, imports: ImportMap, f
             info.methods[inner.name.value] = found.functions[inner_qualified]
 
 
-def _function_info(function: cst.FunctionDef, qualified: str, owner: str | None) -> FunctionInfo:
+def function_info(function: cst.FunctionDef, qualified: str, owner: str | None) -> FunctionInfo:
     params = function.params
     positional = list(params.posonly_params) + list(params.params)
     keyword_only = list(params.kwonly_params)

@@ -9,7 +9,15 @@ import libcst as cst
 
 from .accumulators import Accumulator, AccumulatorLog
 from .autocast import AutocastUse
-from .definitions import ClassInfo, Definitions, FunctionInfo, block_of, collect_definitions, top_level_definitions
+from .definitions import (
+    ClassInfo,
+    Definitions,
+    FunctionInfo,
+    block_of,
+    collect_definitions,
+    function_info,
+    top_level_definitions,
+)
 from .expressions import Env
 from .imports import ImportMap, collect_imports
 from .interpreter import ScopeInterpreter, join
@@ -208,15 +216,13 @@ class _ModelBuilder:
     def _local_definition(self, statement, prefix: str) -> None:
         name = f"{prefix}{statement.name.value}"
         if isinstance(statement, cst.FunctionDef):
-            local = FunctionInfo(f"{self.module_name}.{name}", statement, None, False, (), 0)
-            local.params = tuple(p.name.value for p in _all_params(statement))
-            self._interpret(local, {}, None)
+            self._interpret(function_info(statement, f"{self.module_name}.{name}", None), {}, None)
         else:
             qualified = f"{self.module_name}.{name}"
             info = ClassInfo(qualified, statement, ())
             for inner in top_level_definitions(block_of(statement)):
                 if isinstance(inner, cst.FunctionDef):
-                    info.methods[inner.name.value] = _method_info(inner, f"{qualified}.{inner.name.value}", qualified)
+                    info.methods[inner.name.value] = function_info(inner, f"{qualified}.{inner.name.value}", qualified)
             self._analyze_class(info)
 
     def _ensure_class(self, info: ClassInfo) -> None:
@@ -321,17 +327,6 @@ def _by_name(param: str) -> Value:
 def _summary(info: FunctionInfo, returns: Value) -> FunctionSummary:
     defaults = tuple((name, literal_default(node)) for name, node in info.defaults.items())
     return FunctionSummary(info.qualified, info.params, info.positional, info.receives_self, returns, defaults)
-
-
-def _method_info(node: cst.FunctionDef, qualified: str, owner: str) -> FunctionInfo:
-    from .definitions import _function_info
-
-    return _function_info(node, qualified, owner)
-
-
-def _all_params(function: cst.FunctionDef) -> list[cst.Param]:
-    params = function.params
-    return list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
 
 
 def _adds_information(local: dict[str, dict[str, Value]], given: dict[str, dict[str, Value]]) -> bool:
