@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..diagnostics import Applicability, Diagnostic
+from ..failures import is_failure
 from ..source import LineIndex, read_source
 
 
@@ -46,7 +47,7 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool, texts: 
         if diagnostic.filename not in sources:
             try:
                 index = LineIndex(read_source(Path(diagnostic.filename)).text)
-            except (OSError, UnicodeDecodeError, SyntaxError):
+            except (OSError, ValueError, SyntaxError):  # unreadable, undecodable
                 index = None
             sources[diagnostic.filename] = index
         if index is not None and diagnostic.location.row <= index.line_count:
@@ -83,6 +84,10 @@ def write_summary(remaining: list[Diagnostic], fixed_count: int, out: TextIO, un
         out.write(f"Found {total} {noun} ({fixed_count} fixed, {len(remaining)} remaining).\n")
     else:
         out.write(f"Found {total} {noun}.\n")
+    unchecked = len({d.filename for d in remaining if is_failure(d)})
+    if unchecked:
+        files = "file was" if unchecked == 1 else "files were"
+        out.write(f"{unchecked} {files} not fully checked or fixed (PH9xx above).\n")
     safe = sum(1 for d in remaining if d.fix and d.fix.applicability is Applicability.SAFE)
     hidden = sum(1 for d in remaining if d.fix and d.fix.applicability is Applicability.UNSAFE)
     if unsafe:
