@@ -225,7 +225,8 @@ def _check_command(args: argparse.Namespace) -> int:
         for path in missing:
             print(f"precision-lint: error: {path}: No such file or directory", file=sys.stderr)
         return EXIT_ERROR
-    files = discover(paths, settings, force_exclude=args.force_exclude)
+    unlisted: list[tuple[Path, OSError]] = []
+    files = discover(paths, settings, force_exclude=args.force_exclude, unreadable=unlisted)
     if args.add_noqa and (args.fix or args.diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     if args.diff_base and (args.fix or args.diff or args.add_noqa):
@@ -248,6 +249,9 @@ def _check_command(args: argparse.Namespace) -> int:
         for f in files
     ]
     reports = _run(jobs, settings, use_cache=mode == "check" and not args.no_cache)
+    for folder, error in unlisted:
+        problem = failure(IO_ERROR, str(folder), f"Cannot list the folder: {error.strerror or error}; the files in it were not checked")
+        reports.append(FileReport(str(folder), [problem]))
     for report in reports:
         report.diagnostics = mark_unfixable(report.diagnostics, unfixable)
         if changes is not None:
@@ -300,7 +304,7 @@ def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileRepor
         return run_jobs(jobs)
     cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache")
     reports: dict[str, FileReport] = {}
-    pending: list[tuple[Job, str | None]] = []
+    pending: list[Job] = []
     for job in jobs:
         digest = content_hash(Path(job.path))
         key = str(Path(job.path).absolute())
@@ -310,15 +314,16 @@ def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileRepor
             renamed = [replace(d, filename=job.path) for d in cached]
             reports[job.path] = FileReport(job.path, renamed)
         else:
-            pending.append((job, digest))
+            pending.append(job)
     try:
-        done = run_jobs([job for job, _ in pending])
+        done = run_jobs(pending)
     finally:
         cache.save()  # what was cached before an interruption stays cached
-    for (job, digest), report in zip(pending, done):
+    for job, report in zip(pending, done):
         reports[job.path] = report
         if not report.failed:  # a failure is never cached: the next run tries again
-            cache.put(str(Path(job.path).absolute()), digest, job.codes, report.diagnostics)
+            # keyed on what the worker read, should the file have changed since it was hashed
+            cache.put(str(Path(job.path).absolute()), report.digest, job.codes, report.diagnostics)
     cache.save()
     return [reports[job.path] for job in jobs]
 

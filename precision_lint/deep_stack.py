@@ -31,12 +31,10 @@ def call_with_deep_stack(function: Callable[..., T], *args) -> T:
     with _lock:  # stack_size and the recursion limit are process-wide settings
         previous_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(previous_limit, RECURSION_LIMIT))
-        previous_size = threading.stack_size(STACK_SIZE)
-        try:
-            thread = threading.Thread(target=target, name="precision-lint-check", daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(previous_size)
+        thread = _start(target)
+        if thread is None:  # no thread at all could be had: run here, as deep as it goes
+            sys.setrecursionlimit(previous_limit)
+            return function(*args)
         try:
             thread.join()
         finally:
@@ -44,3 +42,22 @@ def call_with_deep_stack(function: Callable[..., T], *args) -> T:
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
+
+
+def _start(target: Callable[[], None]) -> threading.Thread | None:
+    """A started thread with the largest stack the system grants (a strict memory
+    overcommit policy may refuse 512 MiB)."""
+    for size in (STACK_SIZE, STACK_SIZE // 8, 0):
+        try:
+            previous = threading.stack_size(size)
+        except (ValueError, RuntimeError):
+            continue
+        try:
+            thread = threading.Thread(target=target, name="precision-lint-check", daemon=True)
+            thread.start()
+            return thread
+        except RuntimeError:  # "can't start new thread"
+            continue
+        finally:
+            threading.stack_size(previous)
+    return None

@@ -10,7 +10,7 @@ import libcst as cst
 from .diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
 from .failures import internal_error
 from .model.semantic import build_model
-from .positions import SourcePositions
+from .positions import SourcePositions, forget_positions
 from .registry import all_rules
 from .rule import Finding, NodeEdit, Rule
 from .source import LineIndex
@@ -33,7 +33,10 @@ def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diag
     """The findings for one source text. A crash in the model or in a rule becomes an
     internal-error diagnostic for this file (the other rules still run) instead of an
     exception: one bug must not hide the rest of the run."""
-    return parse_and_check(source, filename, codes)[0]
+    try:
+        return parse_and_check(source, filename, codes)[0]
+    finally:
+        forget_positions()  # the tree is done with
 
 
 def parse_and_check(source: str, filename: str, codes: frozenset[str]) -> tuple[list[Diagnostic], cst.Module | None]:
@@ -41,6 +44,8 @@ def parse_and_check(source: str, filename: str, codes: frozenset[str]) -> tuple[
     goes on from it instead of parsing again."""
     if not needs_parse(source, codes):
         return [], None
+    if "\0" in source:  # Python refuses the file; libcst would parse it (and the model trip on it)
+        return [syntax_error(filename, source, None)], None
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -110,11 +115,11 @@ def _model_diagnostics(
     return placed, failed
 
 
-def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
+def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError | None) -> Diagnostic:
     # libcst's reported position can be off by a line; Python's compiler names the
     # offending line. Fall back to libcst's when Python accepts the code.
-    location = Location(error.raw_line, error.raw_column + 1)
-    message = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"
+    location = Location(error.raw_line, error.raw_column + 1) if error else Location(1, 1)
+    message = str(error.message).strip().splitlines()[0] if error and error.message else "invalid syntax"
     nul = source.find("\0")
     if nul >= 0:  # Python refuses the whole file without saying where
         index = LineIndex(source)

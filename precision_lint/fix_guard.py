@@ -18,8 +18,7 @@ from functools import lru_cache
 from typing import Iterator
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
+from .positions import resolve_positions
 from .source import LineIndex
 
 _CLAUSES = (cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase, cst.If)
@@ -43,7 +42,7 @@ def check_edits(old_source: str, old_module: cst.Module, new_module: cst.Module,
     touched_rows: list[tuple[int, int]] = []
     for start, end, _ in pieces:
         touched_rows.append((index.row_of(start), index.row_of(max(start, end - 1))))
-    positions = MetadataWrapper(old_module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = resolve_positions(old_module)
 
     def touched(statement: _Statement) -> bool:
         code_range = positions[statement.node]

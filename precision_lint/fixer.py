@@ -12,6 +12,7 @@ from .diagnostics import Applicability, Diagnostic, Edit, Fix
 from .engine import check_parsed, parse_and_check
 from .failures import INTERNAL_ERROR, REPORT_HINT, failure, is_failure
 from .fix_guard import check_edits
+from .positions import forget_positions
 from .registry import rule_by_code_or_name
 from .source import LineIndex, splice
 
@@ -99,6 +100,13 @@ def fix_source(
 ) -> FixOutcome:
     """`allowed` (from `check --fix --verify`): only the findings at these (code, row,
     column) of the original source may be fixed, in a single round."""
+    try:
+        return _fix(source, filename, codes, unsafe, unfixable, allowed)
+    finally:
+        forget_positions()  # the trees are done with
+
+
+def _fix(source, filename, codes, unsafe, unfixable, allowed) -> FixOutcome:
     outcome = FixOutcome(source)
     diagnostics, module = parse_and_check(source, filename, codes)
     outcome.initial = diagnostics

@@ -7,6 +7,8 @@ becomes an edit, and a line that cannot be matched gets no edit at all.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -14,9 +16,29 @@ from .diagnostics import Location
 from .source import split_lines
 
 
+_last: tuple[cst.Module, Mapping] | None = None
+
+
+def resolve_positions(module: cst.Module) -> Mapping:
+    """libcst's positions (a pass over the whole module) for `module`. The last result
+    is kept until forget_positions(): the fixer's guard asks again for the module that
+    was just checked."""
+    global _last
+    if _last is not None and _last[0] is module:
+        return _last[1]
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    _last = (module, positions)
+    return positions
+
+
+def forget_positions() -> None:
+    global _last
+    _last = None
+
+
 class SourcePositions:
     def __init__(self, module: cst.Module, source: str) -> None:
-        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.positions = resolve_positions(module)
         generated = module.code
         # row -> generated column -> source column, for the rows that differ; None when
         # the row structure itself differs (then no position is exact).

@@ -27,7 +27,7 @@ from .failures import CHECKER_CRASH, IO_ERROR, REPORT_HINT, failure, internal_er
 from .fixer import fix_source
 from .limits import InputLimits, check_limits
 from .source import (
-    BadCodingCookie, EncodingNotKept, SourceChanged, SourceFile, UndecodableSource, decode, encode_like, read_source,
+    BadCodingCookie, EncodingNotKept, SourceChanged, SourceFile, UndecodableSource, decode, encode_like,
     signals_deferred, split_lines_keeping_ends, write_in_place,
 )  # fmt: skip
 
@@ -73,6 +73,8 @@ class FileReport:
     # the fixed text (stdin --fix prints it); None when nothing changed
     fixed_text: str | None = None
     encoding: str = "utf-8"
+    # the hash of the contents that were checked (what the cache may key them on)
+    digest: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -107,7 +109,7 @@ def _run_job(job: Job) -> FileReport:
         if over is not None:
             return FileReport(job.path, [over])
     if job.mode == "check":
-        return FileReport(job.path, check_source(source.text, job.path, job.codes))
+        return FileReport(job.path, check_source(source.text, job.path, job.codes), digest=source.digest)
     outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable, job.allowed)
     report = FileReport(job.path, outcome.remaining, outcome.fixed, encoding=source.encoding)
     if outcome.source == source.text:

@@ -11,6 +11,7 @@ import io
 import os
 import re
 import signal
+import threading
 import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -132,18 +133,28 @@ def write_text_in_place(path: Path, original: SourceFile, text: str) -> None:
 
 @contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM for the duration: a half-written source file would be
-    worse than either. They are delivered when the block ends."""
-    mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None:  # pragma: no cover - not POSIX
-        yield
+    """Hold SIGINT and SIGTERM for the duration: a half-written source file, or one
+    written and not reported, would be worse than either. Their handlers are swapped
+    for a note (blocking the signal would not do: another thread could take it), and
+    what arrived is raised again when the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread handles signals in Python
         return
-    held = {signal.SIGINT, signal.SIGTERM}
-    previous = mask(signal.SIG_BLOCK, held)
+    arrived: list[int] = []
+    previous = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(number)
+        if handler is None:  # installed outside Python: cannot be put back, left alone
+            continue
+        previous[number] = handler
+        signal.signal(number, lambda received, frame: arrived.append(received))
     try:
         yield
     finally:
-        mask(signal.SIG_SETMASK, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(arrived):
+            signal.raise_signal(number)
 
 
 def split_lines(text: str) -> list[str]:

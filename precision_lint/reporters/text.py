@@ -43,13 +43,8 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool, texts: 
     sources: dict[str, LineIndex | None] = {name: LineIndex(text) for name, text in (texts or {}).items()}
     for diagnostic in diagnostics:
         out.write(headline(diagnostic, unsafe) + "\n")
-        index = sources.get(diagnostic.filename)
-        if diagnostic.filename not in sources:
-            try:
-                index = LineIndex(read_source(Path(diagnostic.filename)).text)
-            except (OSError, ValueError, SyntaxError):  # unreadable, undecodable
-                index = None
-            sources[diagnostic.filename] = index
+        # a failure is about the file (not read, not parsed): no code to point at
+        index = None if is_failure(diagnostic) else _index(diagnostic.filename, sources)
         if index is not None and diagnostic.location.row <= index.line_count:
             _snippet(diagnostic, index, out)
         if diagnostic.fix is not None:
@@ -60,6 +55,15 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool, texts: 
         for related in diagnostic.related:
             out.write(f"  = {related.message}: line {related.location.row}\n")
         out.write("\n")
+
+
+def _index(filename: str, sources: dict[str, LineIndex | None]) -> LineIndex | None:
+    if filename not in sources:
+        try:
+            sources[filename] = LineIndex(read_source(Path(filename)).text)
+        except (OSError, ValueError, SyntaxError):  # unreadable, undecodable
+            sources[filename] = None
+    return sources[filename]
 
 
 def _snippet(diagnostic: Diagnostic, index: LineIndex, out: TextIO) -> None:
