@@ -6,7 +6,8 @@
    did not list but its files import, such as pre-commit's staged files' imports);
 3. a file whose answers changed (a helper it calls now returns counts, its function
    is now passed counts) is checked again with the new answers, up to MAX_ROUNDS;
-4. fixes run last, each file with the answers of the settled index.
+4. under --fix, the first round writes its fixes and a file checked again is fixed
+   again from there; the diagnostics are settled by the project's evidence last.
 """
 from __future__ import annotations
 
@@ -25,35 +26,41 @@ MAX_ROUNDS = 3
 MAX_IMPORTED_MODULES = 64
 _REEXPORT_DEPTH = 3
 
-Cache = object  # precision_lint.cache.ResultCache (duck-typed: get/put/save)
-
 
 def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> list[FileReport]:
-    checks = [replace(job, mode="check", project=None) for job in jobs]
-    reports = _first_round(checks, cache, runner)
-    extra = _imported_summaries(checks, reports, cache, runner)
+    try:
+        reports, index = _settle([replace(job, project=None) for job in jobs], cache, runner)
+    finally:
+        if cache is not None:
+            cache.save()  # what was checked before an interruption stays cached
+    return [replace(report, diagnostics=resolve(report.diagnostics, index.facts)) for report in reports]
+
+
+def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIndex]:
+    """Every file checked (or fixed), again where the answers it got changed, until
+    they hold. A file fixed again starts from what the first round wrote."""
+    reports = _first_round(jobs, cache, runner)
+    extra = _imported_summaries(jobs, reports, cache, runner)
     index = ProjectIndex(_summaries(reports + extra))
     for _ in range(MAX_ROUNDS - 1):
         stale = [i for i, report in enumerate(reports) if _is_stale(report, index)]
         if not stale:
             break
-        again = runner([replace(checks[i], project=index.slice_for(reports[i].dependencies)) for i in stale])
+        again = runner([replace(jobs[i], project=index.slice_for(reports[i].dependencies)) for i in stale])
         for i, report in zip(stale, again):
+            if jobs[i].mode == "fix":  # the first round's fixes are written: keep them listed
+                report = replace(report, fixed=reports[i].fixed + report.fixed)
             reports[i] = report
-            _remember(cache, checks[i], report)
+            _remember(cache, jobs[i], report)
         index = ProjectIndex(_summaries(reports + extra))
-    if cache is not None:
-        cache.save()
-    if all(job.mode == "check" for job in jobs):
-        return [replace(report, diagnostics=resolve(report.diagnostics, index.facts)) for report in reports]
-    return runner([replace(job, project=index.slice_for(report.dependencies)) for job, report in zip(jobs, reports)])
+    return reports, index
 
 
 def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
     reports: list[FileReport | None] = [None] * len(checks)
     pending: list[int] = []
     for i, job in enumerate(checks):
-        cached = cache.get_report(job) if cache is not None else None
+        cached = cache.get_report(job) if cache is not None and job.mode in ("check", "summary") else None
         if cached is not None:
             reports[i] = cached
         else:
@@ -65,7 +72,7 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
 
 
 def _remember(cache, job: Job, report: FileReport) -> None:
-    if cache is not None and report.error is None:
+    if cache is not None and job.mode in ("check", "summary"):
         cache.put_report(job, report)
 
 
@@ -85,14 +92,16 @@ def _imported_summaries(checks: list[Job], reports: list[FileReport], cache, run
     known = {identity.name for identity in identities}
     roots = list(dict.fromkeys(identity.root for identity in identities))
     names = [key.partition(":")[2] for report in reports for key in report.dependencies]
-    codes = checks[0].codes if checks else frozenset()
+    if not checks:
+        return []
+    codes, limits = checks[0].codes, checks[0].limits
     extra: list[FileReport] = []
     for _ in range(_REEXPORT_DEPTH):
         wanted = modules_to_read(names, roots, known)
         room = MAX_IMPORTED_MODULES - len(extra)
         if not wanted or room <= 0:
             break
-        jobs = [Job(os.path.relpath(path), codes, mode="summary") for path in list(wanted.values())[:room]]
+        jobs = [Job(os.path.relpath(path), codes, mode="summary", limits=limits) for path in list(wanted.values())[:room]]
         found = _first_round(jobs, cache, runner)
         extra.extend(found)
         known |= set(wanted)
