@@ -74,8 +74,8 @@ class Accumulator:
         """`step += 1` into a floating tensor: a step counter, which stops at 256 in
         bfloat16 and 2,048 in float16 (PH001 judges a float32 one by whether the
         project can run it in half precision)."""
-        if any(add.kind is AddendKind.FLOATING for add in self.adds):
-            return []
+        if not self.creation.scalar or any(add.kind is AddendKind.FLOATING for add in self.adds):
+            return []  # a map's `+= 1` (views covering each pixel) counts overlaps, not steps
         return [add for add in self.adds if add.step and add.dtype_after in HALF_DTYPES + (FLOAT32,)]
 
     def worst_use(self) -> Use | None:

@@ -173,6 +173,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
             return None
         creation = self.creation(node, None)
         creation.from_default = True  # `0.0 + count_tensor` takes the default dtype
+        creation.scalar = True
         return Value(Kind.PY_FLOAT, origins=frozenset({creation}))
 
     def _name(self, node: cst.Name, env: Env) -> Value:

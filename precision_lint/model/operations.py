@@ -215,6 +215,24 @@ def data_dtype(node: cst.BaseExpression | None, value: Value | None) -> DType | 
     return None
 
 
+def one_element(node: cst.Call, qualified: str) -> bool:
+    """Whether a factory makes one element: a size of `()`, `1`, `(1,)`, `[1, 1]`, or
+    `torch.tensor` of a number or a one-item list."""
+    size_args = [arg for arg in node.args if arg.keyword is None]
+    if qualified in ("torch.tensor", "torch.as_tensor"):
+        if not size_args:
+            return False
+        data = size_args[0].value
+        return not isinstance(data, (cst.List, cst.Tuple)) or len(data.elements) == 1
+    if qualified == "torch.full":
+        size_args = size_args[:1]
+    if len(size_args) == 1 and isinstance(size_args[0].value, (cst.Tuple, cst.List)):
+        dims = [element.value for element in size_args[0].value.elements]
+    else:
+        dims = [arg.value for arg in size_args]
+    return all(int_literal(dim) == 1 for dim in dims)
+
+
 def shape_is_empty(node: cst.Call, qualified: str) -> bool | None:
     """Whether a factory's size is `()` / `[]` (a 0-dim tensor)."""
     size_args = [arg for arg in node.args if arg.keyword is None]

@@ -4,8 +4,9 @@ It is what code gets when it asks for the dtype of the model's data or parameter
 (`hidden_states.dtype`, `count.type_as(logits)`, `x.new_ones(n)`, `torch.ones_like(h)`,
 the output of an `nn.Linear`): bfloat16 under `model.bfloat16()` or FSDP/DeepSpeed
 mixed precision, float16 under `.half()`, float32 otherwise. When a value's dtype is
-known, that is what it has; only a value of unknown dtype whose name says it is
-floating data (and no part of it says integer: `token_ids`, `mask`) is the model's.
+known, that is what it has; only a value the model could not follow (a parameter,
+an attribute) whose name says it is floating data (and no part of it says integer:
+`token_ids`, `mask`) is the model's.
 """
 from __future__ import annotations
 
@@ -54,7 +55,9 @@ def dtype_of(node: cst.BaseExpression, value: Value) -> Value | None:
     known: the model's dtype for the model's data, None otherwise."""
     if value.is_tensor and value.dtype is RUNTIME_FLOAT:
         return Value(Kind.DTYPE, RUNTIME_FLOAT, dtype_source=value.dtype_source)
-    if value.kind not in (Kind.UNKNOWN, Kind.TENSOR) or value.dtype is not None or value.count or value.mask:
+    # only a value the model never followed (a parameter, an attribute): a tensor it
+    # computed with ops it does not model is not guessed from its name
+    if value.kind is not Kind.UNKNOWN or value.count or value.mask:
         return None
     text = names_floating_data(node)
     if text is None:

@@ -199,7 +199,8 @@ INTEGER_DATA_WORDS = frozenset(
         "offset", "offsets", "seq", "rank", "ranks", "bool", "int", "long",
     }
 )  # fmt: skip
-# Calls whose result is floating data in the input's dtype.
+# Calls whose result is floating data in the input's dtype: of the model's data, it
+# is the model's data too.
 FLOAT_OUTPUT_FUNCTIONS = frozenset(
     {
         "torch.softmax", "torch.log_softmax", "torch.sigmoid", "torch.tanh", "torch.exp",
@@ -209,6 +210,8 @@ FLOAT_OUTPUT_FUNCTIONS = frozenset(
         "torch.nn.functional.sigmoid", "torch.nn.functional.dropout",
     }
 )  # fmt: skip
+# math: every function gives a float but these, which give ints
+MATH_INT_FUNCTIONS = frozenset({"floor", "ceil", "trunc", "comb", "perm", "factorial", "gcd", "lcm", "isqrt", "prod"})
 FLOAT_OUTPUT_METHODS = frozenset({"softmax", "log_softmax", "sigmoid", "tanh", "exp", "rsqrt", "sqrt"})
 # torch.nn layers: an instance called on data gives floating data in the model's
 # dtype, and its `.weight` is a parameter.

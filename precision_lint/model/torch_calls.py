@@ -10,10 +10,11 @@ import libcst as cst
 
 from . import torch_api as api
 from .accumulators import Effect
-from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, DType
+from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
 from .operations import (
     all_lengths,
     cumulative,
+    one_element,
     arithmetic,
     convert,
     converts_like_a_tensor,
@@ -155,8 +156,10 @@ class TorchCalls:
             self._consume_args(node, values, Effect.SAFE, f"configures {attr}")
             return Value(Kind.INSTANCE, cls=qualified)  # `nn.Linear(d, e)`: a layer
         self._consume_args(node, values, Effect.ESCAPES, f"passed to {qualified}()")
-        if qualified in api.FLOAT_OUTPUT_FUNCTIONS and values and values[0].dtype is None:
-            return model_data(f"the output of `{attr}`")
+        if qualified in api.FLOAT_OUTPUT_FUNCTIONS and values and values[0].dtype is RUNTIME_FLOAT:
+            return model_data(values[0].dtype_source or f"the output of `{attr}`")
+        if module == "math":
+            return Value.py_int() if attr in api.MATH_INT_FUNCTIONS else Value(Kind.PY_FLOAT)
         return Value.tensor(None) if qualified.startswith("torch.") else UNKNOWN
 
     def _factory(self, qualified: str, node: cst.Call, values: Sequence[Value]) -> Value:
@@ -193,6 +196,7 @@ class TorchCalls:
         source = self._dtype_source(node, values)
         creation = self.creation(node, dtype, source)
         creation.from_default = (not present and dtype == DEFAULT_FLOAT) or source == DEFAULT_DTYPE
+        creation.scalar = one_element(node, qualified)
         return Value(
             Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL or qualified in api.ONES,
             origins=frozenset({creation}), float_count=float_count,
@@ -229,6 +233,7 @@ class TorchCalls:
             return None
         self._consume_args(node, values, Effect.SAFE, f"argument of .{method}()")
         made = self.creation(node, dtype)
+        made.scalar = any(creation.scalar for creation in receiver.origins)
         return replace(convert(receiver, dtype), origins=frozenset({made}))
 
     def _numpy_creation(self, qualified: str, attr: str, node: cst.Call, values: Sequence[Value]) -> Value:
@@ -252,6 +257,7 @@ class TorchCalls:
         self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
         dtype = LEGACY_TENSOR_TYPES[name]
         wrapped = bool(node.args) and _wraps_counts(self._elements(node.args[0].value, values[0]), dtype)
+        self.creation(node, dtype).scalar = one_element(node, "torch.tensor")
         return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)})).with_float_count(
             id(node) if wrapped else 0
         )
@@ -428,7 +434,9 @@ class TorchCalls:
             source = self._dtype_source(node, values)
             if not present:
                 dtype, source = self._template_dtype(node.func.value, receiver)
-            made = Value.tensor(dtype, None, mask=method in api.ONES, origins=frozenset({self.creation(node, dtype, source)}))
+            creation = self.creation(node, dtype, source)
+            creation.scalar = one_element(node, "torch.zeros")
+            made = Value.tensor(dtype, None, mask=method in api.ONES, origins=frozenset({creation}))
             return made.with_source(source)
         if method in api.CUMULATIVE_METHODS:
             return cumulative(receiver, id(node))
@@ -482,8 +490,8 @@ class TorchCalls:
             return arithmetic(cst.Add() if method == "add" else cst.Subtract(), receiver, values[0])
         if method == "mean" and receiver.is_floating:
             return Value.tensor(receiver.dtype)
-        if method in api.FLOAT_OUTPUT_METHODS and receiver.kind in (Kind.UNKNOWN, Kind.TENSOR) and receiver.dtype is None:
-            return model_data(f"the output of `.{method}()`")
+        if method in api.FLOAT_OUTPUT_METHODS and receiver.is_tensor and receiver.dtype is RUNTIME_FLOAT:
+            return model_data(receiver.dtype_source or f"the output of `.{method}()`")
         return UNKNOWN
 
     def _reduces_rows(self, node: cst.Call) -> bool:

@@ -45,6 +45,9 @@ class Creation:
     from_default: bool = False
     # registered as a buffer or metric state: a whole-model cast (`.half()`) casts it
     module_state: bool = False
+    # one element (`torch.zeros(())`, `torch.zeros(1)`, `torch.tensor(0.0)`, `0.0`): a
+    # counter, where `+= 1` counts steps (a map's `+= 1` counts overlaps)
+    scalar: bool = False
     # made by a function of another module, which returns it (`seen = new_counter()`):
     # where that is, for a finding whose fix belongs there
     remote: str | None = None
