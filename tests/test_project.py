@@ -147,3 +147,14 @@ def test_values_cross_modules_as_data(value):
     data = value_to_data(value)
     assert json.loads(json.dumps(data)) == data
     assert value_from_data(data) == value
+
+
+@pytest.mark.parametrize(
+    "module, dots, package, expected",
+    [("util", 1, "pkg.sub", "pkg.sub.util"), ("util", 2, "pkg.sub", "pkg.util"), ("", 1, "pkg", "pkg"),
+     ("torch.nn", 0, "pkg", "torch.nn"), ("x", 3, "pkg", None)],
+)  # fmt: skip
+def test_relative_imports_resolve_from_the_package(module, dots, package, expected):
+    from precision_lint.model.imports import absolute_module
+
+    assert absolute_module(module, dots, package) == expected
