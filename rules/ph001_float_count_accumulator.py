@@ -365,6 +365,13 @@ class FloatCountAccumulator(Rule):
             applicability=Applicability.UNSAFE,
             severity=Severity.ERROR,
         ),
+        # state joined over a rescaling elsewhere still adds counts into float32 (and the
+        # rescaling blocks the fix)
+        Invalid(
+            "import torch\nclass Tokens:\n    def __init__(self):\n        self._n = torch.zeros(())\n"
+            "    def update(self, labels):\n        self._n += (labels != -100).sum()\n"
+            "    def rescale(self, old, new):\n        self._n = self._n * (new / old)\n"
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

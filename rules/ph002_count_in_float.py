@@ -117,6 +117,11 @@ class CountInFloat(Rule):
             "    one_hot = F.one_hot(expert_idx, n).type_as(gates)\n    return torch.cumsum(one_hot, dim=0) - 1\n",
             severity=Severity.WARNING,
         ),
+        # a loss's `.item()` is a Python float: packed with a count, the count goes float
+        Invalid(
+            "import torch\nloss_sum, tokens = 0.0, 0\nfor b in batches:\n    n = int((b.labels != -100).sum())\n"
+            "    loss_sum += model(b).loss.item() * n\n    tokens += n\nstats = torch.tensor([loss_sum, tokens], device='cuda')\n"
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

@@ -353,7 +353,9 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
             elif addend.is_floating:
                 kind = AddendKind.FLOATING
             for creation in target.origins:
-                dtype_after = result.dtype if result.is_tensor else _dtype_after(creation, target, addend, operator, in_place)
+                dtype_after = result.dtype if result.is_tensor and result.dtype is not None else (
+                    _dtype_after(creation, target, addend, operator, in_place)
+                )
                 self.log.record_add(
                     creation, Add(statement, addend_node, kind, dtype_after, addend.length, _is_step(addend_node))
                 )

@@ -111,12 +111,12 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
         zero_dim = True
     if dtype is not None and dtype.is_floating:
         count = False
-    # index arithmetic on positions (`rows * width + cols`) gives positions; float
-    # results (`positions * inv_freq`) are angles, not positions
-    positions = (
-        (left.positions or right.positions) and (additive or multiply)
-        and not (left.is_floating or right.is_floating or (dtype is not None and dtype.is_floating))
-    )  # fmt: skip
+    # index arithmetic on positions (`rows * width + cols`, `arange(n).float() + offset`)
+    # gives positions; products with floats (`positions * inv_freq`) are angles
+    positions = (left.positions or right.positions) and (
+        (additive and all(v.positions or v.is_integral for v in (left, right)))
+        or (multiply and not (left.is_floating or right.is_floating or (dtype is not None and dtype.is_floating)))
+    )
     return Value.tensor(dtype, zero_dim, count=count, mask=mask, positions=positions, length=count and length)
 
 

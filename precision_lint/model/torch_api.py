@@ -53,7 +53,7 @@ MASK_METHODS = frozenset(
 )  # fmt: skip
 
 # Calls that return an int64 tensor of counts.
-COUNT_FUNCTIONS = frozenset({"torch.count_nonzero", "torch.bincount"})
+COUNT_FUNCTIONS = frozenset({"torch.count_nonzero", "torch.bincount", "numpy.bincount", "numpy.count_nonzero"})
 COUNT_METHODS = frozenset({"count_nonzero", "bincount"})
 # Methods that return a Python int count.
 PY_COUNT_METHODS = frozenset({"numel", "nelement"})
@@ -188,7 +188,8 @@ FLOATING_DATA_WORDS = frozenset(
         "prob", "probs", "probabilities", "activation", "activations", "act", "query",
         "queries", "q", "k", "v", "weight", "weights", "param", "params", "parameter",
         "latent", "latents", "pixel", "pixels", "image", "images", "img", "audio",
-        "waveform", "mel", "gate", "gates", "router", "expert", "experts", "attn",
+        "waveform", "mel", "gate", "gates", "router", "expert", "experts", "attn", "loss",
+        "losses", "norm",
     }
 )  # fmt: skip
 INTEGER_DATA_WORDS = frozenset(

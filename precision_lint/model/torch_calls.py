@@ -26,7 +26,7 @@ from .operations import (
     shape_is_empty,
 )
 from .autocast import contracts
-from .runtime_dtype import dtype_of, model_data
+from .runtime_dtype import dtype_of, model_data, names_floating_data
 from .syntax import find_arg, int_literal, public_attribute, same_place
 from .values import UNKNOWN, Kind, Value
 
@@ -83,6 +83,11 @@ class TorchCalls:
             return self._legacy_constructor(node, attr, values)
         if qualified in api.AUTOCAST_FUNCTIONS and (qualified != "torch.einsum" or contracts(node)):
             self.matmul_like(node, values)
+        if qualified == "torch.meshgrid":  # a grid of each range: positions stay positions
+            self._consume_args(node, values, Effect.SAFE, "read by torch.meshgrid()")
+            ranges = [v for arg, v in zip(node.args, values) if arg.keyword is None and not arg.star]
+            grids = [replace(Value.tensor(v.dtype, False), positions=v.positions) for v in ranges if v.is_tensor]
+            return Value.tuple_of(grids) if grids and len(grids) == len(ranges) else Value.tensor(None)
         if qualified in api.CUMULATIVE_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
             return cumulative(values[0] if values else UNKNOWN, id(node))
@@ -298,7 +303,8 @@ class TorchCalls:
         (dtype,) = dtypes
         counted = all(v.count for v in tensors)
         return Value.tensor(
-            dtype, False, count=counted, mask=all(v.mask for v in tensors), length=counted and all_lengths(elements)
+            dtype, False, count=counted, mask=all(v.mask for v in tensors), length=counted and all_lengths(elements),
+            positions=all(v.positions for v in tensors),
         ).with_float_count(next((v.float_count for v in tensors if v.float_count), 0))
 
     def _torch_add(self, node: cst.Call, values: Sequence[Value], env: Env, subtract: bool) -> Value:
@@ -481,7 +487,8 @@ class TorchCalls:
         if method == "item":
             if receiver.is_integral:
                 return Value.py_int(count=receiver.count, length=receiver.length)
-            return Value(Kind.PY_FLOAT) if receiver.is_floating else UNKNOWN
+            floating = receiver.is_floating or (receiver.kind is Kind.UNKNOWN and names_floating_data(node.func.value))
+            return Value(Kind.PY_FLOAT) if floating else UNKNOWN  # `out.loss.item()`: a Python float
         if method in ("nonzero", "argwhere"):
             return Value.tensor(INT64, False, flat=True)
         if method == "masked_select":
