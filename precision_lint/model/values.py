@@ -168,6 +168,20 @@ class Value:
         return self.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT)
 
     @property
+    def passes_facts(self) -> bool:
+        """Whether, given to a parameter, it can change what the rules find there: a
+        count, a mask, counts made float, positions, an accumulator, a dtype (or a
+        container of one). Narrower than `informative`: a module is interpreted a
+        second time only for these."""
+        if self.count or self.mask or self.float_count or self.positions or self.origins:
+            return True
+        if self.kind is Kind.DTYPE:
+            return self.dtype is not None
+        if self.is_container:
+            return any(v.passes_facts for v in self.elements) or any(v.passes_facts for _, v in self.items)
+        return False
+
+    @property
     def informative(self) -> bool:
         """Whether it says more than UNKNOWN about what matters to the rules: worth
         passing into another function's parameters or across modules."""
