@@ -412,9 +412,10 @@ class FloatCountAccumulator(Rule):
             else:
                 return None  # a float32 step counter needs 16.7M steps
             what = "a float32 buffer that a half-precision model casts" if creation.module_state else "the default dtype"
+            limit = "256 in bfloat16 (2,048 in float16)"
         else:
-            what = _dtype_text(dtype, accumulator)
-        message = f"`{{name}}` counts steps in {what}, which stops growing at {dtype.exact_integer_limit_text}"
+            what, limit = _dtype_text(dtype, accumulator), dtype.exact_integer_limit_text
+        message = f"`{{name}}` counts steps in {what}, which stops growing at {limit}"
         severity = Severity.WARNING if dtype is RUNTIME_FLOAT else Severity.ERROR
         finding = accumulator_finding(accumulator, model, steps, message, severity)
         return replace(finding, conditions=conditions or _conditions(dtype, accumulator))
