@@ -122,6 +122,12 @@ class CountInFloat(Rule):
             "import torch\nloss_sum, tokens = 0.0, 0\nfor b in batches:\n    n = int((b.labels != -100).sum())\n"
             "    loss_sum += model(b).loss.item() * n\n    tokens += n\nstats = torch.tensor([loss_sum, tokens], device='cuda')\n"
         ),
+        # a layer's input is the model's data: a mask counted in its dtype
+        Invalid(
+            "import torch\nclass MeanPool(torch.nn.Module):\n    def forward(self, x, valid):\n"
+            "        weights = valid.bool().to(x.dtype)\n        return (x * weights[..., None]).sum(1) / weights.sum(dim=1, keepdim=True)\n",
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

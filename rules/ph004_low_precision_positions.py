@@ -175,6 +175,13 @@ class LowPrecisionPositions(Rule):
             "        return self.proj(torch.stack([ys, xs], dim=-1).flatten(0, 1).float())\n"
             "def predict(model, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(x)\n"
         ),
+        # positions that follow a rotary buffer defined elsewhere (a base class)
+        Invalid(
+            "import torch\nclass Rotary(ExternalRotary):\n    def cos_sin(self, n):\n        return torch.arange(n, dtype=self.inv_freq.dtype)\n",
+            fixed="import torch\nclass Rotary(ExternalRotary):\n    def cos_sin(self, n):\n        return torch.arange(n, dtype=torch.float32)\n",
+            applicability=Applicability.UNSAFE,
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

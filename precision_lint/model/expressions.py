@@ -53,6 +53,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         self.yields = False  # a generator: what it returns is not what a call gives
         self.callees: Callees = NoCallees()
         self.owner: str | None = None
+        self.in_module = False  # a method of an nn.Module subclass (its input is floating data)
         self.autocast_regions: list[bool] = []  # the `with torch.autocast` regions we are in
         self.autocast_uses: list[AutocastUse] = []  # shared by a model's interpreters
 
@@ -198,7 +199,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         elif attr == "dtype":
             # a buffer's dtype is whatever the module was cast to: keep that known;
             # the dtype of the model's data is the model's run-time dtype
-            result = dtype_of(node.value, base) or (
+            result = dtype_of(node.value, base, self.in_module) or (
                 Value(Kind.DTYPE, base.dtype, buffer=base.buffer) if base.is_tensor or base.buffer else UNKNOWN
             )
         else:

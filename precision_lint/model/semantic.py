@@ -186,6 +186,7 @@ class _ModelBuilder:
         )  # fmt: skip
         interpreter.callees = self
         interpreter.owner = owner
+        interpreter.in_module = owner is not None and self._is_torch_module(owner)
         interpreter.autocast_uses = run.autocast_uses
         return interpreter
 
@@ -306,6 +307,20 @@ class _ModelBuilder:
             return value
 
         return collect
+
+    def _is_torch_module(self, cls: str) -> bool:
+        """Whether `cls` derives from a torch.nn class (through project bases too)."""
+        pending, seen = [cls], set()
+        while pending and len(seen) < 8:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            for base in self.class_bases(current) or ():
+                if base.startswith("torch.nn."):
+                    return True
+                pending.append(base)
+        return False
 
     # -- what the interpreter asks (project_calls.Callees) ----------------------------
     def function(self, qualified: str) -> FunctionSummary | None:

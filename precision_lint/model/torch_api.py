@@ -189,9 +189,11 @@ FLOATING_DATA_WORDS = frozenset(
         "queries", "q", "k", "v", "weight", "weights", "param", "params", "parameter",
         "latent", "latents", "pixel", "pixels", "image", "images", "img", "audio",
         "waveform", "mel", "gate", "gates", "router", "expert", "experts", "attn", "loss",
-        "losses", "norm",
+        "losses", "norm", "freq", "freqs", "frequency", "frequencies", "scale", "scales",
     }
 )  # fmt: skip
+# In a method of an nn.Module, its input: `forward(self, x)` is the layer's activations.
+MODULE_INPUT_WORDS = frozenset({"x", "h", "input", "inputs"})
 INTEGER_DATA_WORDS = frozenset(
     {
         "id", "ids", "idx", "index", "indices", "mask", "masks", "label", "labels",

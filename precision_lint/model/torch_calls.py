@@ -213,7 +213,7 @@ class TorchCalls:
         `x.new_ones(n)`, `c.type_as(x)`), and why it is the model's when it is."""
         if template.dtype is not None:
             return template.dtype, template.dtype_source
-        model = dtype_of(node, template) if node is not None else None
+        model = dtype_of(node, template, self.in_module) if node is not None else None
         return (model.dtype, model.dtype_source) if model is not None else (None, None)
 
     def _dtype_source(self, node: cst.Call, values: Sequence[Value]) -> str | None:
@@ -487,7 +487,7 @@ class TorchCalls:
         if method == "item":
             if receiver.is_integral:
                 return Value.py_int(count=receiver.count, length=receiver.length)
-            floating = receiver.is_floating or (receiver.kind is Kind.UNKNOWN and names_floating_data(node.func.value))
+            floating = receiver.is_floating or (receiver.kind is Kind.UNKNOWN and names_floating_data(node.func.value, self.in_module))
             return Value(Kind.PY_FLOAT) if floating else UNKNOWN  # `out.loss.item()`: a Python float
         if method in ("nonzero", "argwhere"):
             return Value.tensor(INT64, False, flat=True)
