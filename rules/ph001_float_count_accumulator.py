@@ -423,7 +423,11 @@ class FloatCountAccumulator(Rule):
 
 def _dtype_text(dtype, accumulator: Accumulator) -> str:
     source = accumulator.creation.dtype_source
-    return f"{dtype.label} ({source})" if dtype is RUNTIME_FLOAT and source else dtype.label
+    if dtype is RUNTIME_FLOAT and source:
+        return f"{dtype.label} ({source})"
+    if dtype == FLOAT32 and accumulator.creation.from_default:
+        return "float32 (the default dtype)"
+    return dtype.label
 
 
 def _conditions(dtype, accumulator: Accumulator) -> tuple[str, ...]:
