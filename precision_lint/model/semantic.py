@@ -76,8 +76,9 @@ class SemanticModel:
         return names
 
 
-class _Pass:
-    """One interpretation of the whole module, with the parameter values it was given."""
+class _Interpretation:
+    """The state of interpreting the module: its facts, values, summaries and call
+    sites, and the parameter values its functions were given."""
 
     def __init__(self, builder: "_ModelBuilder", params: dict[str, dict[str, Value]]) -> None:
         self.builder = builder
@@ -106,13 +107,13 @@ class _ModelBuilder:
         self.imports = collect_imports(module, package if package is not None else module_name.rpartition(".")[0])
         self.definitions = collect_definitions(module, module_name, self.imports)
         self.creations: dict[int, Creation] = {}
-        self.current: _Pass = _Pass(self, {})
+        self.current: _Interpretation = _Interpretation(self, {})
 
-    # -- the passes ----------------------------------------------------------------
+    # -- the module, then the functions its call sites give more to -----------------
     def build(self) -> SemanticModel:
         external = {q: self.project.param_values(q) for q in self.definitions.functions}
         params = {q: values for q, values in external.items() if values}
-        self.current = _Pass(self, params)
+        self.current = _Interpretation(self, params)
         self._run_module()
         for _ in range(MAX_PARAMETER_ROUNDS):
             given = self._given_by_call_sites(external)
@@ -191,7 +192,7 @@ class _ModelBuilder:
         return interpreter
 
     def _ensure_function(self, info: FunctionInfo) -> None:
-        """Interpret a top-level function once per pass, facts recorded."""
+        """Interpret a top-level function once, facts recorded."""
         run = self.current
         if info.qualified in run.done or info.qualified in run.in_progress:
             return
