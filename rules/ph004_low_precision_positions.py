@@ -33,7 +33,8 @@ class LowPrecisionPositions(Rule):
     to half precision. Positions built in float32 are still rounded when a matmul,
     `F.linear`, an `nn.Linear` or a contracting `einsum` takes them under autocast:
     inside `with torch.autocast(dtype=torch.bfloat16)` that is always reported; in no
-    such region, only when the project uses autocast (its callers may run under it).
+    such region, in a method of an `nn.Module` when the project uses autocast where the
+    layer runs (its callers may run under it).
     An elementwise product, `torch.outer` and an outer-product `einsum` stay float32.
 
     ## Why is this bad?

@@ -154,3 +154,14 @@ def test_evidence_in_an_unrelated_script_or_test_stays_there(tmp_path):
     (tmp_path / "benchmarks/bench_half.py").write_text("from net import router\ndef run(model):\n    return model.half()\n")
     severity, message = _router_severity(tmp_path)
     assert severity == "error" and "benchmarks/bench_half.py:3" in message
+
+
+def test_evidence_reaches_the_modules_of_its_own_package_folder(tmp_path):
+    # the package's training step is handed the model: nothing imports both, one folder holds them
+    _write(tmp_path, {
+        "net/__init__.py": "",
+        "net/router.py": ROUTER,
+        "net/step.py": "def prepare(model):\n    return model.bfloat16()\n",
+    })  # fmt: skip
+    severity, message = _router_severity(tmp_path)
+    assert severity == "error" and "net/step.py:2" in message

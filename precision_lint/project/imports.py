@@ -1,13 +1,14 @@
 """Which modules of a project run together, from their imports.
 
 A line that shows how a model runs (`model.bfloat16()`, `with torch.autocast(...)`)
-concerns the code that runs with it: what its module imports, and what the scripts
-that import its module import (a training loop in a library gets the model from the
-script that builds it). It does not concern a test or another application that never
+concerns the code that runs with it: its own package folder, what its module imports,
+and what the scripts that import its module import (a training loop in a library gets
+the model from the script that builds it). It does not concern a test or another application that never
 imports it, or anything it imports: a test's `torch.autocast` says nothing of a
 benchmark script, nor one application's bf16 settings of another's."""
 from __future__ import annotations
 
+import os
 from collections import deque
 from typing import Any, Callable, Iterable
 
@@ -31,10 +32,13 @@ class ImportGraph:
         self._together: dict[str, set[str]] = {}
 
     def run_together(self, evidence_path: str, path: str) -> bool:
-        """Whether `path` runs alongside `evidence_path`: some module (either of them
-        included) imports both, directly or through others. A file the project does
-        not know (not in this run) is given the benefit of the doubt."""
-        if evidence_path == path or evidence_path not in self._imports or path not in self._imports:
+        """Whether `path` runs alongside `evidence_path`: both in one package folder
+        (a package's training step and its layers, which it is handed), or some module
+        (either of them included) imports both, directly or through others. A file the
+        project does not know (not in this run) is given the benefit of the doubt."""
+        if evidence_path not in self._imports or path not in self._imports:
+            return True
+        if os.path.dirname(evidence_path) == os.path.dirname(path):
             return True
         if evidence_path not in self._together:
             roots = _reach([evidence_path], self._importers)
