@@ -90,7 +90,7 @@ class TorchCalls:
             return Value.tuple_of(grids) if grids and len(grids) == len(ranges) else Value.tensor(None)
         if qualified in api.CUMULATIVE_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
-            return cumulative(values[0] if values else UNKNOWN, id(node))
+            return cumulative(values[0] if values else UNKNOWN, id(node), *self._dtype_arg(node, values))
         if qualified in ("torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.flatten"):
             self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
             dtype = values[0].dtype if qualified.endswith(("masked_select", "flatten")) and values else INT64
@@ -448,7 +448,7 @@ class TorchCalls:
             made = Value.tensor(dtype, None, mask=method in api.ONES, origins=frozenset({creation}))
             return made.with_source(source)
         if method in api.CUMULATIVE_METHODS:
-            return cumulative(receiver, id(node))
+            return cumulative(receiver, id(node), *self._dtype_arg(node, values))
         if method in ("masked_fill", "where") and receiver.mask and node.args and _zero_or_one(node.args[-1].value):
             return receiver  # 0/1 values filled with 0 or 1 stay 0/1: still counted by a sum
         if method in api.SUM_METHODS:
