@@ -165,7 +165,8 @@ def convert(source: Value, dtype: DType | None, site: int = 0, dtype_source: str
         Kind.TENSOR,
         dtype,
         source.zero_dim,
-        count=source.count and integral,
+        # a float count made integral again (`mask.float().sum().long()`) is a count
+        count=(source.count or bool(source.float_count)) and integral,
         mask=source.mask,
         positions=source.positions,
         float_count=float_count,

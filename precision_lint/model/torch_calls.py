@@ -10,7 +10,7 @@ import libcst as cst
 
 from . import torch_api as api
 from .accumulators import Effect
-from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
+from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT32, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
 from .operations import (
     all_lengths,
     cumulative,
@@ -283,9 +283,9 @@ class TorchCalls:
         if not isinstance(container, (cst.List, cst.Tuple)):
             return False, None
         elements = [v for e in container.elements if (v := self.values.get(id(e.value))) is not None]
-        # only counts: positions, masks, literal zeros and bit patterns packed with a float
-        # are not (positions fail later as an index)
-        has_count = any(v.count for v in elements)
+        # counts, and int32/int64 tensors that are neither positions (they fail later as
+        # an index), masks nor bit patterns (uint8, int16 views)
+        has_count = any(v.count or (v.is_tensor and v.dtype in (INT32, INT64) and not (v.positions or v.mask)) for v in elements)
         floats = [v for v in elements if v.is_floating and not v.count]
         if not (has_count and floats):
             return False, None
