@@ -37,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
     verify.add_argument("--plot", metavar="FILE.png", help="plot absolute error against the running total (needs matplotlib)")
     verify.add_argument("--select", action="append", help="rule codes or prefixes to verify")
-    verify.add_argument("--config", type=Path, help="the config file to read instead of the nearest one")
+    verify.add_argument("--config", type=Path, metavar="FILE", help="a config file to use for every path instead of each file's nearest one")
+    verify.add_argument("--isolated", action="store_true", help="read no config file")
+    verify.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     verify.add_argument("--call", metavar="MODULE:FUNCTION", help="also run your own function, original and fixed")
     verify.add_argument("--inputs", metavar="MODULE:FACTORY", help="with --call: factory(device) -> (args, kwargs)")
 

@@ -37,7 +37,7 @@ from .project.analysis import run_project
 from .runner import FileReport, Interrupted, Job, run_jobs
 from .selection import UnknownSelector, validate
 from .arguments import OUTPUT_FORMATS, SUBCOMMANDS, build_parser, normalize
-from .resolver import Overrides, SettingsResolver, parse_per_file_ignore
+from .resolver import FileCodes, Overrides, SettingsResolver, parse_per_file_ignore
 from .style import Style, wants_color
 from .suggest import closest, did_you_mean
 
@@ -218,38 +218,10 @@ def _inline_toml(value: str) -> dict:
         raise ConfigError(f"--config {value!r}: neither a file nor a TOML `key = value` ({error})") from None
 
 
-class _Codes:
-    """Each Settings' enabled rules, worked out once per config file."""
-
-    def __init__(self, resolver: SettingsResolver) -> None:
-        self.resolver = resolver
-        self._enabled: dict[int, frozenset[str]] = {}
-
-    def settings(self, path: str | Path) -> Settings:
-        return self.resolver.settings_for(path)
-
-    def enabled(self, settings: Settings) -> frozenset[str]:
-        if id(settings) not in self._enabled:
-            self._enabled[id(settings)] = settings.enabled_codes()
-        return self._enabled[id(settings)]
-
-    def for_file(self, path: str | Path) -> tuple[frozenset[str], frozenset[str], Settings]:
-        """(codes, unfixable codes, settings) for one file."""
-        settings = self.settings(path)
-        return settings.codes_for(str(path), self.enabled(settings)), settings.unfixable_codes(), settings
-
-    def codes_for(self, path: str, enabled: frozenset[str]) -> frozenset[str]:
-        """For `check --fix --verify`'s gate: the codes of `enabled` that apply here."""
-        codes, _, _ = self.for_file(path)
-        return codes & enabled
-
-    settings_for = settings  # what discover() asks
-
-
 # -- check -----------------------------------------------------------------------
 def _check_command(args: argparse.Namespace) -> int:
     resolver = _resolver(args)
-    codes = _Codes(resolver)
+    codes = FileCodes(resolver)
     if args.show_settings:
         return _show_settings(args, codes)
     if "-" in args.paths or (args.stdin_filename and not args.paths):
@@ -288,7 +260,7 @@ def _check_command(args: argparse.Namespace) -> int:
         from .verify.command import options_from, passing_fixes
 
         union = frozenset().union(*(codes.enabled(codes.settings(f)) for f in files))
-        gate = passing_fixes([f for f in files if codes.settings(f).language(f) != "ipynb"], union, codes, options_from(args))
+        gate = passing_fixes([f for f in files if codes.settings(f).language(f) != "ipynb"], union, codes, options_from(args), args.quiet)
     from . import notebook as nb
 
     notebooks: dict[str, nb.Notebook] = {}
@@ -361,7 +333,7 @@ def _notebook_report(report: FileReport, notebook, mode: str, texts: dict[str, s
     return replace(report, diagnostics=remaining, fixed=fixed, fixed_text=None)
 
 
-def _show_settings(args: argparse.Namespace, codes: _Codes) -> int:
+def _show_settings(args: argparse.Namespace, codes: FileCodes) -> int:
     from .show_settings import write_settings
 
     target = args.stdin_filename or (args.paths[0] if args.paths and args.paths[0] != "-" else ".")
@@ -554,7 +526,7 @@ def _step_summary(diagnostics: list[Diagnostic]) -> None:
         print(f"precision-lint: warning: cannot write the step summary {target}: {error}", file=sys.stderr)
 
 
-def _check_stdin(args, codes: _Codes) -> int:
+def _check_stdin(args, codes: FileCodes) -> int:
     for flag, given in (("--diff-base", args.diff_base), ("--add-noqa", args.add_noqa is not None), ("--verify", args.verify)):
         if given:
             raise ConfigError(f"{flag} works on files, not on stdin")

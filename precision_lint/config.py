@@ -153,16 +153,6 @@ def config_in(directory: Path) -> Path | None:
     return None
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest config file at or above `start`, walking up."""
-    directory = start if start.is_dir() else start.parent
-    for candidate in [directory, *directory.parents]:
-        found = config_in(candidate)
-        if found is not None:
-            return found
-    return None
-
-
 def load_settings(config_file: Path | None, cwd: Path) -> Settings:
     """The settings a config file gives (with what it extends); without one, the
     defaults, relative to `cwd`."""

@@ -118,6 +118,36 @@ class SettingsResolver:
         return settings
 
 
+class FileCodes:
+    """What the CLI asks per file (the rules that apply, the unfixable ones, the
+    settings), each config file's enabled rules worked out once. discover() asks it
+    for each file's settings too; `check` and `verify` share it."""
+
+    def __init__(self, resolver: SettingsResolver) -> None:
+        self.resolver = resolver
+        self._enabled: dict[int, frozenset[str]] = {}
+
+    def settings(self, path: str | Path) -> Settings:
+        return self.resolver.settings_for(path)
+
+    def enabled(self, settings: Settings) -> frozenset[str]:
+        if id(settings) not in self._enabled:
+            self._enabled[id(settings)] = settings.enabled_codes()
+        return self._enabled[id(settings)]
+
+    def for_file(self, path: str | Path) -> tuple[frozenset[str], frozenset[str], Settings]:
+        """(codes, unfixable codes, settings) for one file."""
+        settings = self.settings(path)
+        return settings.codes_for(str(path), self.enabled(settings)), settings.unfixable_codes(), settings
+
+    def codes_for(self, path: str, enabled: frozenset[str] | None = None) -> frozenset[str]:
+        """The codes that apply to this file (of `enabled`, when given)."""
+        codes, _, _ = self.for_file(path)
+        return codes if enabled is None else codes & enabled
+
+    settings_for = settings  # what discover() asks
+
+
 def _new_step(settings: Settings, origin: str) -> None:
     """What the settings selected so far becomes a step; the next layer starts one."""
     settings.inherited = [*settings.inherited, settings.selection_steps()[-1]]
@@ -137,4 +167,4 @@ def parse_per_file_ignore(value: str) -> tuple[str, list[str]]:
     return pattern.strip(), [code.strip() for code in codes.split(",") if code.strip()]
 
 
-__all__ = ["COMMAND_LINE", "ConfigError", "Overrides", "SettingsResolver", "SelectionStep", "parse_per_file_ignore"]
+__all__ = ["COMMAND_LINE", "ConfigError", "FileCodes", "Overrides", "SettingsResolver", "SelectionStep", "parse_per_file_ignore"]

@@ -87,6 +87,21 @@ def test_extend_cycle_and_missing_target_are_errors(tmp_path):
     assert missing.returncode == 2 and "gone.toml" in missing.stderr and "does not exist" in missing.stderr
 
 
+def test_verify_reads_each_files_nearest_config_too(tmp_path):
+    project(tmp_path)
+
+    def verified(*args: str) -> list[str]:
+        result = run_cli("verify", "--device", "cpu", "--output-format", "json", *args, cwd=tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return sorted(r["path"] for r in json.loads(result.stdout))
+
+    # tests/pyproject.toml ignores PH001 under tests/ only, whichever path comes first
+    assert verified("tests", "src") == ["src/a.py"]
+    assert verified("src/a.py", "tests/t.py") == ["src/a.py"]
+    assert verified("--isolated", "tests") == ["tests/t.py"]
+    assert verified("--config", "pyproject.toml", "tests") == ["tests/t.py"]
+
+
 def test_config_option_applies_one_file_to_every_path(tmp_path):
     project(tmp_path)
     write(tmp_path / "strict.toml", "select = ['PH001']\n")
@@ -196,7 +211,14 @@ def test_the_repository_excludes_its_own_fixtures(repo_root):
     assert result.returncode == 0, result.stderr
     listed = result.stdout.splitlines()
     assert "precision_lint/cli.py" in listed
-    assert not [p for p in listed if p.startswith(("tests/fixtures/", "tests/projects/", "examples/"))]
+    assert "benchmarks/cases/score.py" in listed
+    assert not [
+        p for p in listed if p.startswith(("tests/fixtures/", "tests/projects/", "examples/", "benchmarks/cases/cases/"))
+    ]
+    # so a check of the clone reports nothing
+    whole = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=repo_root)
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    assert whole.stdout == "All checks passed!\n"
     # named on the command line, an excluded folder is still checked
     named = run_cli("check", "--show-files", "examples", cwd=repo_root)
     assert named.stdout.splitlines() == ["examples/count_zeros.py", "examples/eval_metrics.py"]

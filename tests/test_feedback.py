@@ -55,6 +55,17 @@ def test_progress_shows_on_a_terminal_once_the_run_is_slow(tmp_path):
     assert quiet_code == 1 and "checked" not in quiet
 
 
+def test_verify_shows_progress_too(tmp_path):
+    (tmp_path / "clean.py").write_text("import torch\nx = torch.zeros(3, dtype=torch.int64)\n")
+    patch = "import precision_lint.progress as p; p.DELAY = 0; p.INTERVAL = 0"
+    code, stderr = run_with_terminal_stderr(tmp_path, "verify", "--device", "cpu", ".", patch=patch)
+    assert code == 0
+    assert "\rverified 1/1 files (" in stderr
+    assert stderr.rstrip(" ").endswith("\r")
+    quiet_code, quiet = run_with_terminal_stderr(tmp_path, "verify", "--device", "cpu", "-q", ".", patch=patch)
+    assert quiet_code == 0 and "verified" not in quiet
+
+
 def test_no_progress_when_fast_or_piped(tmp_path):
     (tmp_path / "a.py").write_text(HAZARD)
     code, stderr = run_with_terminal_stderr(tmp_path, "check", "--no-cache", ".")

@@ -162,6 +162,15 @@ def test_a_broken_notebook_is_reported_not_passed(tmp_path):
     assert "All checks passed" not in result.stdout
 
 
+def test_verify_says_it_does_not_replay_a_notebook(tmp_path):
+    write_notebook(tmp_path / "nb.ipynb", COUNTING)
+    result = run_cli("verify", "--device", "cpu", "--output-format", "json", "nb.ipynb", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    [entry] = json.loads(result.stdout)
+    assert entry["path"] == "nb.ipynb" and entry["verdict"] == "skipped"
+    assert "notebooks are not replayed" in entry["detail"]
+
+
 def test_a_notebook_in_another_language_has_nothing_to_check(tmp_path):
     data = notebook(code(["acc = torch.zeros(1)\n", "acc += (x == 0).sum()\n"]), language="R")
     write_notebook(tmp_path / "nb.ipynb", data)

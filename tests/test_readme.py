@@ -54,9 +54,13 @@ def test_readme_example_prints_what_the_readme_shows(tmp_path, command, expected
     assert result.stdout == expected
 
 
-def _check_parser() -> argparse.ArgumentParser:
+def _command_parser(name: str) -> argparse.ArgumentParser:
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return commands.choices["check"]
+    return commands.choices[name]
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    return _command_parser("check")
 
 
 def test_the_option_table_matches_check_help():
@@ -82,3 +86,18 @@ def test_the_help_says_what_the_readme_says_about_each_group():
     for group in ("Fixing", "Rule selection", "File selection", "Configuration", "Output", "Suppression", "Verify"):
         assert f"| **{group}** |" in README, group
         assert f"\n{group}" in help_text, group
+
+
+def test_the_verify_table_matches_verify_help():
+    section = README[README.index("## verify: run it before and after the fix") :]
+    table = section[section.index("| option | meaning |") :].split("\n\n")[0]
+    documented = {
+        option
+        for row in table.splitlines()[2:]
+        for option in re.findall(r"(?<![\w-])(--?[a-z][a-z0-9-]*)", row.split(" | ")[0])
+    }
+    actions = [action for action in _command_parser("verify")._actions if action.option_strings and "-h" not in action.option_strings]
+    undocumented = [action.option_strings for action in actions if not documented & set(action.option_strings)]
+    assert undocumented == [], "in `verify --help`, not in the README's table"
+    known = {option for action in actions for option in action.option_strings}
+    assert sorted(documented - known) == [], "in the README's table, not in `verify --help`"
