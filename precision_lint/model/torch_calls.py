@@ -125,7 +125,7 @@ class TorchCalls:
             if not present:
                 floats = any(v.kind is Kind.PY_FLOAT or v.is_floating for a, v in zip(node.args, values) if a.keyword is None)
                 dtype = DEFAULT_FLOAT if floats else INT64
-            return Value.tensor(dtype, False, positions=True)
+            return Value.tensor(dtype, False, positions=not _exponent_range(node))
         if qualified in api.REDUCING_COLLECTIVES:
             return self._collective(node, values, env)
         if qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate"):
@@ -517,3 +517,10 @@ class TorchCalls:
             return False
         first = self.values.get(id(rows.args[0].value))
         return first is not None and first.length and int_literal(rows.args[1].value) == -1
+
+
+def _exponent_range(arange: cst.Call) -> bool:
+    """`torch.arange(0, dim, 2)`: the even indices below a head dimension, the
+    exponents of rotary frequencies, not positions along a sequence."""
+    bounds = [int_literal(a.value) for a in arange.args if a.keyword is None]
+    return len(bounds) == 3 and bounds[0] == 0 and bounds[2] is not None and bounds[2] >= 2
