@@ -1,5 +1,5 @@
 """Command line, shaped like Ruff's: `precision-lint check [PATHS]`, `precision-lint
---fix [PATHS]` as its shorthand, `precision-lint rule CODE`.
+--fix [PATHS]` as its shorthand, `precision-lint rule CODE`, `precision-lint clean`.
 
 Exit codes: 0 clean (or everything fixed), 1 findings remain, 2 usage, config or
 internal error.
@@ -12,6 +12,7 @@ import subprocess
 import traceback
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -20,21 +21,26 @@ from .cache import ResultCache
 from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
 from .failures import INTERNAL_ERROR, IO_ERROR, failure, is_failure
 from .noqa_writer import NoqaRefused, add_noqa
-from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, write_text_in_place
-from .config import ConfigError, Settings, find_config, load_settings
+from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, write_text_in_place, write_in_place
+from .config import ConfigError, Settings, parse_extension_option
 from .diagnostics import Diagnostic
 from .discovery import discover
 from .fixer import mark_unfixable
 from .registry import all_rules, rule_by_code_or_name
 from .reporters import github, gitlab, junit, markdown, sarif
-from .reporters.json_format import write_json
-from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
+from .reporters.counts import errors_and_warnings
+from .reporters.json_format import write_document, write_json
+from .reporters.text import (
+    display_path, source_key, statistics, write_concise, write_fixed, write_full, write_statistics, write_summary,
+)  # fmt: skip
 from .project.analysis import run_project
-from .runner import FileReport, Interrupted, Job
+from .runner import FileReport, Interrupted, Job, run_jobs
 from .selection import UnknownSelector, validate
+from .arguments import OUTPUT_FORMATS, SUBCOMMANDS, build_parser, normalize
+from .resolver import FileCodes, Overrides, SettingsResolver, parse_per_file_ignore
+from .style import Style, wants_color
+from .suggest import closest, did_you_mean
 
-SUBCOMMANDS = ("check", "rule", "verify", "server")
-OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "markdown", "junit", "gitlab")
 # Formats for machines: a whole document each, no human summary lines around it.
 DOCUMENT_WRITERS = {
     "json": lambda diagnostics, out, root: write_json(diagnostics, out),
@@ -47,6 +53,8 @@ DOCUMENT_WRITERS = {
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
+__all__ = ["OUTPUT_FORMATS", "SUBCOMMANDS", "build_parser", "main"]
+
 
 def _selectors(values: list[str] | None) -> list[str] | None:
     if values is None:
@@ -54,76 +62,13 @@ def _selectors(values: list[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="precision-lint",
-        description="Find and fix numerical-precision hazards in PyTorch code.",
-    )
-    parser.add_argument("--version", action="version", version=f"precision-lint {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    check = commands.add_parser("check", help="check files (the default command)")
-    check.add_argument("paths", nargs="*", help="files or folders to check (default: .); - reads stdin")
-    check.add_argument("--fix", action="store_true", help="apply safe fixes")
-    check.add_argument("--no-fix", dest="fix", action="store_false")
-    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix, also apply unsafe fixes")
-    check.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
-    check.add_argument("--show-fixes", action="store_true", help="list what was fixed")
-    check.add_argument("--select", action="append", help="rule codes or prefixes to enable (replaces the config's)")
-    check.add_argument("--extend-select", action="append", help="rule codes or prefixes to enable in addition")
-    check.add_argument("--ignore", action="append", help="rule codes or prefixes to disable")
-    check.add_argument("--unfixable", action="append", help="rule codes or prefixes never to fix")
-    check.add_argument("--extend-exclude", action="append", help="more file patterns to exclude")
-    check.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line too")
-    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
-    check.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
-    check.add_argument("--summary", action="store_true", help="also append a markdown report to $GITHUB_STEP_SUMMARY when it is set")
-    check.add_argument("--statistics", action="store_true", help="count findings per rule")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    check.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when anything was fixed")
-    check.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    check.add_argument("--cache-dir", type=Path, help="where to keep the cache (default: .precision-lint-cache)")
-    check.add_argument("--stdin-filename", help="the path stdin stands for (config, per-file-ignores, output)")
-    check.add_argument("--config", type=Path, help="pyproject.toml to read instead of the nearest one")
-    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
-    check.add_argument("--diff-base", metavar="REF", help="report only findings on lines added or changed since REF (git)")
-    check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE` on every line with a finding")
-    check.add_argument("--verify", action="store_true", help="with --fix: write only fixes whose replay is confirmed or not reproduced")
-    _add_verify_options(check)
-
-    verify = commands.add_parser("verify", help="replay each fixable finding before and after its fix and compare the counts")
-    verify.add_argument("paths", nargs="*", help="files or folders (default: .)")
-    _add_verify_options(verify)
-    verify.add_argument("--output-format", choices=("full", "json", "markdown"), default="full")
-    verify.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
-    verify.add_argument("--plot", metavar="FILE.png", help="plot absolute error against the running total (needs matplotlib)")
-    verify.add_argument("--select", action="append", help="rule codes or prefixes to verify")
-    verify.add_argument("--config", type=Path, help="pyproject.toml to read instead of the nearest one")
-    verify.add_argument("--call", metavar="MODULE:FUNCTION", help="also run your own function, original and fixed")
-    verify.add_argument("--inputs", metavar="MODULE:FACTORY", help="with --call: factory(device) -> (args, kwargs)")
-
-    rule = commands.add_parser("rule", help="print a rule's documentation")
-    rule.add_argument("code", nargs="?", help="a rule code (PH001) or name")
-    rule.add_argument("--all", action="store_true", help="every rule")
-    rule.add_argument("--output-format", choices=("text", "json"), default="text")
-
-    server = commands.add_parser("server", help="run the language server (LSP over stdio) for editors")
-    server.add_argument("--unsafe-fixes", action="store_true", help="also offer unsafe fixes as quick fixes")
-    return parser
-
-
-def _add_verify_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("verify")
-    group.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="auto: cuda when available")
-    group.add_argument("--world-size", type=int, default=2, help="ranks for replays that all-reduce (default 2)")
-    group.add_argument("--seed", type=int, default=0)
-    group.add_argument("--scale", type=float, default=1.0, help="how far past the exact-integer limit to drive the total")
-    group.add_argument("--timeout", type=float, default=120.0, help="seconds per replay")
-
-
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = normalize(list(sys.argv[1:] if argv is None else argv))
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        mistyped = _mistyped_command(argv[0]) if argv else None
+        if mistyped is not None:
+            print(f"precision-lint: error: {mistyped}", file=sys.stderr)
+            return EXIT_ERROR
         argv.insert(0, "check")
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -138,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             from .server import serve  # pygls is imported only here
 
             return serve(args.unsafe_fixes)
+        if args.command == "clean":
+            return _clean_command(args)
         return _check_command(args)
     except (ConfigError, UnknownSelector, DiffBaseError) as error:
         print(f"precision-lint: error: {error}", file=sys.stderr)
@@ -157,14 +104,26 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-# -- rule ------------------------------------------------------------------------
+def _mistyped_command(word: str) -> str | None:
+    """`chek`: a word that names no file but is close to a command."""
+    if word.startswith("-") or os.path.exists(word):
+        return None
+    match = closest(word, SUBCOMMANDS)
+    return f"unknown command '{word}'; did you mean '{match}'?" if match else None
+
+
+# -- rule, clean -------------------------------------------------------------------
 def _rule_command(args: argparse.Namespace, out: TextIO) -> int:
+    from .rule_pages import render, rule_url
+
     if args.all:
         rules = list(all_rules())
     elif args.code:
         rule = rule_by_code_or_name(args.code)
         if rule is None:
-            print(f"precision-lint: error: unknown rule `{args.code}`", file=sys.stderr)
+            known = [r.code for r in all_rules()] + [r.name for r in all_rules()]
+            hint = did_you_mean(args.code if "-" in args.code else args.code.upper(), known, quote="`")
+            print(f"precision-lint: error: unknown rule `{args.code}`{hint}", file=sys.stderr)
             return EXIT_ERROR
         rules = [rule]
     else:
@@ -178,53 +137,95 @@ def _rule_command(args: argparse.Namespace, out: TextIO) -> int:
                 "summary": r.summary,
                 "fix": r.fix_availability.value,
                 "explanation": r.documentation(),
+                "url": rule_url(r.code),
             }
             for r in rules
         ]
         json.dump(payload if args.all else payload[0], out, indent=2)
         out.write("\n")
         return EXIT_CLEAN
-    for rule in rules:
-        out.write(f"# {rule.name} ({rule.code})\n\n")
-        fix = {"none": "not available", "sometimes": "sometimes available", "always": "always available"}
-        out.write(f"Fix is {fix[rule.fix_availability.value]}.\n\n{rule.documentation()}\n\n")
+    out.write("\n".join(render(rule) for rule in rules))
     return EXIT_CLEAN
 
 
-# -- check -----------------------------------------------------------------------
-def _settings(args: argparse.Namespace) -> Settings:
+def _clean_command(args: argparse.Namespace) -> int:
+    from .clean import clean
+
     cwd = Path.cwd()
-    if args.config is not None:
-        if not args.config.is_file():
-            raise ConfigError(f"{args.config}: no such config file")
-        config_file = args.config
-    else:
-        start = Path(args.stdin_filename) if args.stdin_filename else None
-        if start is None:
-            real_paths = [Path(p) for p in args.paths if p != "-"]
-            start = real_paths[0] if real_paths else cwd
-        config_file = find_config(start.absolute())
-    settings = load_settings(config_file, cwd)
-    if args.select is not None:
-        # As in Ruff, a command-line --select starts a new selection: the config's
-        # select, extend-select and ignore no longer apply (its per-file-ignores do).
-        settings.select = validate(_selectors(args.select))
-        settings.extend_select, settings.ignore = [], []
-    settings.extend_select += validate(_selectors(args.extend_select) or [])
-    settings.ignore += validate(_selectors(args.ignore) or [])
-    settings.unfixable += validate(_selectors(args.unfixable) or [])
-    settings.extend_exclude += _selectors(args.extend_exclude) or []
-    if args.cache_dir is not None:
-        settings.cache_dir = args.cache_dir
-    return settings
+    configured = SettingsResolver(cwd).settings_for(cwd).cache_dir
+    extra = [p for p in (configured, args.cache_dir) if p is not None]
+    removed, refused = clean(cwd, [Path(p) for p in extra])
+    for folder in removed:
+        print(f"Removed {display_path(str(folder))}")
+    for folder in refused:
+        print(f"precision-lint: warning: {folder} is not a precision-lint cache (no CACHEDIR.TAG of ours): left alone", file=sys.stderr)
+    if not removed:
+        print("No cache to remove.")
+    return EXIT_CLEAN
 
 
+# -- settings ----------------------------------------------------------------------
+def _resolver(args: argparse.Namespace) -> SettingsResolver:
+    config_file: Path | None = None
+    inline = []
+    for value in args.config or []:
+        if Path(value).expanduser().is_file():
+            if config_file is not None:
+                raise ConfigError("--config names one config file (give key = value pairs to change settings)")
+            config_file = Path(value).expanduser()
+        elif "=" in value:
+            inline.append(_inline_toml(value))
+        else:
+            raise ConfigError(f"--config {value}: no such config file (nor a `key = value` setting)")
+    if args.isolated and config_file is not None:
+        raise ConfigError("--isolated reads no config file: it cannot go with --config FILE")
+    per_file = [parse_per_file_ignore(v) for v in args.per_file_ignores or []]
+    extend_per_file = [parse_per_file_ignore(v) for v in args.extend_per_file_ignores or []]
+    extension: dict[str, str] = {}
+    for value in args.extension or []:
+        extension.update(parse_extension_option(value))
+    select = _selectors(args.select)
+    overrides = Overrides(
+        select=None if select is None else validate(select),
+        extend_select=validate(_selectors(args.extend_select) or []),
+        ignore=validate(_selectors(args.ignore) or []),
+        unfixable=validate(_selectors(args.unfixable) or []),
+        exclude=_selectors(args.exclude),
+        extend_exclude=_selectors(args.extend_exclude) or [],
+        per_file_ignores=_merge(per_file) if args.per_file_ignores else None,
+        extend_per_file_ignores=_merge(extend_per_file),
+        extension=extension,
+        cache_dir=args.cache_dir,
+        inline=inline,
+    )
+    return SettingsResolver(Path.cwd(), config_file, args.isolated, overrides)
+
+
+def _merge(pairs: list[tuple[str, list[str]]]) -> dict[str, list[str]]:
+    merged: dict[str, list[str]] = {}
+    for pattern, codes in pairs:
+        merged.setdefault(pattern, []).extend(validate(codes))
+    return merged
+
+
+def _inline_toml(value: str) -> dict:
+    """`--config "select = ['PH001']"`: one TOML `key = value`, as Ruff takes it."""
+    from .config import tomllib
+
+    try:
+        return tomllib.loads(value)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"--config {value!r}: neither a file nor a TOML `key = value` ({error})") from None
+
+
+# -- check -----------------------------------------------------------------------
 def _check_command(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    enabled = settings.enabled_codes()
-    unfixable = settings.unfixable_codes()
+    resolver = _resolver(args)
+    codes = FileCodes(resolver)
+    if args.show_settings:
+        return _show_settings(args, codes)
     if "-" in args.paths or (args.stdin_filename and not args.paths):
-        return _check_stdin(args, settings, enabled, unfixable)
+        return _check_stdin(args, codes)
 
     paths = [Path(p) for p in (args.paths or ["."])]
     missing = [p for p in paths if not p.exists()]
@@ -233,39 +234,113 @@ def _check_command(args: argparse.Namespace) -> int:
             print(f"precision-lint: error: {path}: No such file or directory", file=sys.stderr)
         return EXIT_ERROR
     unlisted: list[tuple[Path, OSError]] = []
-    files = discover(paths, settings, force_exclude=args.force_exclude, unreadable=unlisted)
-    if args.add_noqa and (args.fix or args.diff):
-        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
-    if args.diff_base and (args.fix or args.diff or args.add_noqa):
+    files = discover(paths, codes, force_exclude=args.force_exclude, unreadable=unlisted)
+    if args.show_files:
+        for path in sorted(files, key=lambda p: str(p.absolute())):
+            print(display_path(str(path)))
+        return EXIT_CLEAN
+    if args.add_noqa is not None and (args.fix or args.diff or args.fix_only):
+        raise ConfigError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    if args.diff_base and (args.fix or args.diff or args.add_noqa is not None or args.fix_only):
         # it filters what is reported; fixing only changed lines is not what --fix does
         raise ConfigError("--diff-base selects findings to report; it cannot be combined with --fix, --diff or --add-noqa")
+    if not files and not unlisted:
+        # as Ruff: a warning, not a failure (a pre-commit run may hand over no Python file)
+        print("precision-lint: warning: No Python files found under the given path(s)", file=sys.stderr)
+        if args.output_format in DOCUMENT_WRITERS and not args.diff:
+            return _report(args, [], {})
+        return EXIT_CLEAN
     changes = changed_lines(args.diff_base, Path.cwd()) if args.diff_base else None
-    mode = "diff" if args.diff else ("fix" if args.fix else "check")
+    fixing = args.fix or args.fix_only
+    mode = "diff" if args.diff else ("fix" if fixing else "check")
     gate = None
     if args.verify:
         if mode == "check":
             raise ConfigError("--verify goes with --fix or --diff")
         from .verify.command import options_from, passing_fixes
 
-        gate = passing_fixes(files, enabled, settings, options_from(args))
-    jobs = [
-        Job(
-            str(f), settings.codes_for(str(f), enabled), mode, args.unsafe_fixes, unfixable,
-            None if gate is None else frozenset(gate.get(str(f.resolve()), set())), settings.limits,
-        )
-        for f in files
-    ]
-    reports = _run(jobs, settings, use_cache=mode == "check" and not args.no_cache)
+        union = frozenset().union(*(codes.enabled(codes.settings(f)) for f in files))
+        gate = passing_fixes([f for f in files if codes.settings(f).language(f) != "ipynb"], union, codes, options_from(args), args.quiet)
+    from . import notebook as nb
+
+    notebooks: dict[str, nb.Notebook] = {}
+    jobs: list[Job] = []
+    early: list[FileReport] = []
+    for f in files:
+        file_codes, unfixable, settings = codes.for_file(f)
+        data = None
+        if settings.language(f) == "ipynb":
+            try:
+                notebook = nb.read_notebook(f)
+            except (OSError, nb.NotebookError) as error:
+                early.append(FileReport(str(f), [failure(IO_ERROR, str(f), f"Cannot read the notebook: {getattr(error, 'strerror', None) or error}")]))
+                continue
+            notebooks[str(f)] = notebook
+            data = notebook.source.encode("utf-8")
+        allowed = None if gate is None else frozenset(gate.get(str(f.resolve()), set()))
+        jobs.append(Job(str(f), file_codes, mode, args.unsafe_fixes, unfixable, allowed, settings.limits, data=data))
+    run_settings = codes.settings(paths[0])
+    reports = _run(jobs, run_settings, use_cache=mode == "check" and not args.no_cache, quiet=args.quiet)
+    unfixable_of = {job.path: job.unfixable for job in jobs}
+    texts: dict[str, str] = {}
+    for number, report in enumerate(reports):
+        if report.path in notebooks:
+            reports[number] = _notebook_report(report, notebooks[report.path], mode, texts)
+    reports.extend(early)
     for folder, error in unlisted:
         problem = failure(IO_ERROR, str(folder), f"Cannot list the folder: {error.strerror or error}; the files in it were not checked")
         reports.append(FileReport(str(folder), [problem]))
     for report in reports:
-        report.diagnostics = mark_unfixable(report.diagnostics, unfixable)
+        report.diagnostics = mark_unfixable(report.diagnostics, unfixable_of.get(report.path, frozenset()))
         if changes is not None:
             report.diagnostics = _only_changed(report.diagnostics, changes)
-    if args.add_noqa:
-        return _add_noqa(reports)
-    return _report(args, reports)
+    if args.add_noqa is not None:
+        return _add_noqa(reports, args.add_noqa, notebooks)
+    return _report(args, reports, texts)
+
+
+def _notebook_report(report: FileReport, notebook, mode: str, texts: dict[str, str]) -> FileReport:
+    """The report of a notebook's joined module, in cells: its findings placed in
+    their cells and, under --fix, its fixes written back into the cells."""
+    from . import notebook as nb
+
+    fixed = [nb.in_cells(notebook, d) for d in report.fixed]
+    after = notebook
+    problem = None
+    if report.fixed_text is not None:
+        try:
+            cells = nb.fixed_cells(notebook, report.fixed_text)
+            if mode == "diff":
+                report = replace(report, diff=nb.cell_diff(notebook, cells, report.path))
+            else:
+                data = nb.with_cells(notebook, cells)
+                write_in_place(Path(report.path), data, notebook.digest)
+                after = nb.read_notebook(Path(report.path), data)
+        except nb.NotebookError as error:
+            problem = f"The fixes were not written: {error}"
+        except SourceChanged:
+            problem = "The file changed since it was read: the fixes were not written; run again"
+        except OSError as error:
+            problem = f"Cannot write the fixed notebook: {error.strerror or error}"
+    if problem is not None:
+        # nothing was written: what was fixed still stands, in the cells as they are
+        remaining = fixed + [failure(IO_ERROR, report.path, problem)]
+        fixed = []
+    else:
+        remaining = [nb.in_cells(after, d) for d in report.diagnostics] if mode != "diff" else [nb.in_cells(notebook, d) for d in report.diagnostics]
+    for number, text in nb.cell_texts(after).items():
+        texts[source_key(report.path, number)] = text
+    return replace(report, diagnostics=remaining, fixed=fixed, fixed_text=None)
+
+
+def _show_settings(args: argparse.Namespace, codes: FileCodes) -> int:
+    from .show_settings import write_settings
+
+    target = args.stdin_filename or (args.paths[0] if args.paths and args.paths[0] != "-" else ".")
+    path = Path(target)
+    file_codes, _, settings = codes.for_file(path)
+    write_settings(str(path.absolute()), settings, file_codes, sys.stdout)
+    return EXIT_CLEAN
 
 
 def _only_changed(diagnostics: list[Diagnostic], changes: ChangedLines) -> list[Diagnostic]:
@@ -275,6 +350,12 @@ def _only_changed(diagnostics: list[Diagnostic], changes: ChangedLines) -> list[
             kept.append(diagnostic)  # the file was not checked: that is never filtered out
             continue
         lines = changes.get(Path(diagnostic.filename).resolve(), set())
+        if diagnostic.cell is not None:
+            # git's lines are the notebook's JSON lines, not its cells': a changed
+            # notebook keeps all its findings, an unchanged one none
+            if lines is None or lines:
+                kept.append(diagnostic)
+            continue
         spans = [(diagnostic.location.row, diagnostic.end_location.row)]
         spans += [(r.location.row, r.end_location.row) for r in diagnostic.related]
         if touches_changes(spans, lines):
@@ -282,7 +363,7 @@ def _only_changed(diagnostics: list[Diagnostic], changes: ChangedLines) -> list[
     return kept
 
 
-def _add_noqa(reports: list[FileReport]) -> int:
+def _add_noqa(reports: list[FileReport], reason: str, notebooks: dict) -> int:
     added, failed = 0, False
     for report in reports:
         for problem in (d for d in report.diagnostics if is_failure(d)):
@@ -292,12 +373,15 @@ def _add_noqa(reports: list[FileReport]) -> int:
         if report.failed or not findings:
             continue
         try:
-            source = read_source(Path(report.path))
-            text, count = add_noqa(source.text, findings)
-            if count:
-                write_text_in_place(Path(report.path), source, text)
-                added += count
-        except (NoqaRefused, SourceChanged, OSError, ValueError) as error:
+            if report.path in notebooks:
+                count = _add_noqa_to_notebook(notebooks[report.path], findings, reason)
+            else:
+                source = read_source(Path(report.path))
+                text, count = add_noqa(source.text, findings, reason)
+                if count:
+                    write_text_in_place(Path(report.path), source, text)
+            added += count
+        except (NoqaRefused, SourceChanged, OSError, ValueError) as error:  # NotebookError too
             kind = INTERNAL_ERROR if isinstance(error, NoqaRefused) else IO_ERROR
             problem = failure(kind, report.path, f"No noqa directive was written: {error}")
             print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
@@ -306,24 +390,52 @@ def _add_noqa(reports: list[FileReport]) -> int:
     return EXIT_ERROR if failed else EXIT_CLEAN
 
 
-def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileReport]:
+def _add_noqa_to_notebook(notebook, findings: list[Diagnostic], reason: str) -> int:
+    """The directives go into the joined module (which parses: its magics are
+    placeholders), then back into the cells."""
+    from . import notebook as nb
+
+    starts = {span.index + 1: span.start_row for span in notebook.spans}
+    joined = [
+        replace(d, cell=None, location=replace(d.location, row=starts[d.cell] + d.location.row - 1))
+        for d in findings
+        if d.cell in starts
+    ]
+    text, count = add_noqa(notebook.source, joined, reason)
+    if count:
+        write_in_place(notebook.path, nb.with_cells(notebook, nb.fixed_cells(notebook, text)), notebook.digest)
+    return count
+
+
+def _run(jobs: list[Job], settings: Settings, use_cache: bool, quiet: bool) -> list[FileReport]:
+    from .progress import Progress
+
     cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache") if use_cache else None
-    return run_project(jobs, cache)
+    progress = Progress("checked", enabled=not quiet)
+
+    def runner(batch: list[Job]) -> list[FileReport]:
+        progress.expect(len(batch))
+        return run_jobs(batch, on_report=progress.advance)
+
+    try:
+        return run_project(jobs, cache, runner)
+    finally:
+        progress.close()
 
 
-def _report(args: argparse.Namespace, reports: list[FileReport]) -> int:
+def _report(args: argparse.Namespace, reports: list[FileReport], texts: dict[str, str]) -> int:
     if args.output_file is not None:
         try:
             args.output_file.parent.mkdir(parents=True, exist_ok=True)
             with open(args.output_file, "w", encoding="utf-8", newline="") as out:
-                return _report_to(args, reports, out)
+                return _report_to(args, reports, out, texts)
         except OSError as error:
             print(f"precision-lint: error: cannot write {args.output_file}: {error}", file=sys.stderr)
             return EXIT_ERROR
-    return _report_to(args, reports, sys.stdout)
+    return _report_to(args, reports, sys.stdout, texts)
 
 
-def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO) -> int:
+def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO, texts: dict[str, str]) -> int:
     remaining = sorted((d for r in reports for d in r.diagnostics), key=Diagnostic.sort_key)
     failed = any(is_failure(d) for d in remaining)
     fixed = [d for r in reports for d in r.fixed]
@@ -334,9 +446,20 @@ def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO)
         for problem in (d for d in remaining if is_failure(d)):  # the diff alone would hide them
             print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
         if not args.quiet:
-            print(f"Would fix {len(fixed)} error{'s' if len(fixed) != 1 else ''}.", file=sys.stderr)
+            print(f"Would fix {errors_and_warnings(fixed)}.", file=sys.stderr)
         return EXIT_ERROR if failed else (EXIT_FINDINGS if diffs else EXIT_CLEAN)
-    _write_diagnostics(args, remaining, fixed, out)
+    if args.fix_only:
+        # as Ruff's --fix-only: what was fixed, and the failures; the rest is not reported
+        for problem in (d for d in remaining if is_failure(d)):
+            print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
+        if not args.quiet:
+            out.write(f"Fixed {errors_and_warnings(fixed)}.\n" if fixed else "No errors fixed.\n")
+            if args.show_fixes:
+                write_fixed(fixed, out)
+        if failed:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if args.exit_non_zero_on_fix and fixed else EXIT_CLEAN
+    _write_diagnostics(args, remaining, fixed, out, texts)
     if args.summary:
         _step_summary(remaining)
     if failed:
@@ -358,23 +481,25 @@ def _report_interruption(reports: list[FileReport]) -> None:
         print("No file was changed.", file=sys.stderr)
 
 
-def _write_diagnostics(
-    args, remaining: list[Diagnostic], fixed: list[Diagnostic], out: TextIO, texts: dict[str, str] | None = None
-) -> None:
+def _write_diagnostics(args, remaining: list[Diagnostic], fixed: list[Diagnostic], out: TextIO, texts: dict[str, str] | None = None) -> None:
     if args.statistics:
-        write_statistics(remaining, out, args.unsafe_fixes)
+        if args.output_format == "json":
+            write_document(statistics(remaining, args.unsafe_fixes), out)
+        else:
+            write_statistics(remaining, out, args.unsafe_fixes)
         return
     if args.output_format in DOCUMENT_WRITERS:
         DOCUMENT_WRITERS[args.output_format](remaining, out, report_root())
         return
+    style = Style(wants_color(args.color, out))
     if args.output_format == "full":
-        write_full(remaining, out, args.unsafe_fixes, texts)
+        write_full(remaining, out, args.unsafe_fixes, texts, style)
     else:
-        write_concise(remaining, out, args.unsafe_fixes)
+        write_concise(remaining, out, args.unsafe_fixes, style)
     if args.show_fixes:
         write_fixed(fixed, out)
     if not args.quiet:
-        write_summary(remaining, len(fixed), out, args.unsafe_fixes, fixing=args.fix)
+        write_summary(remaining, fixed, out, args.unsafe_fixes, fixing=args.fix, style=style)
 
 
 def report_root() -> Path:
@@ -401,22 +526,25 @@ def _step_summary(diagnostics: list[Diagnostic]) -> None:
         print(f"precision-lint: warning: cannot write the step summary {target}: {error}", file=sys.stderr)
 
 
-def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
-    for flag, given in (("--diff-base", args.diff_base), ("--add-noqa", args.add_noqa), ("--verify", args.verify)):
+def _check_stdin(args, codes: FileCodes) -> int:
+    for flag, given in (("--diff-base", args.diff_base), ("--add-noqa", args.add_noqa is not None), ("--verify", args.verify)):
         if given:
             raise ConfigError(f"{flag} works on files, not on stdin")
     filename = args.stdin_filename or "-"
     raw = _read_stdin()
+    file_codes, unfixable, settings = codes.for_file(filename)
+    if settings.language(filename) == "ipynb":
+        raise ConfigError("notebooks cannot be read from standard input; name the .ipynb file instead")
     try:
         source, encoding = decode(raw)
     except UndecodableSource as error:
         raise ConfigError(f"cannot decode standard input (line {error.row}, column {error.column}): {error}") from None
     except BadCodingCookie as error:
         raise ConfigError(f"cannot decode standard input (line {error.lineno}): {error.msg}") from None
-    codes = settings.codes_for(filename, enabled)
-    mode = "diff" if args.diff else ("fix" if args.fix else "check")
+    fixing = args.fix or args.fix_only
+    mode = "diff" if args.diff else ("fix" if fixing else "check")
     # one file, as a project: the modules it imports are read from disk
-    (report,) = run_project([Job(filename, codes, mode, args.unsafe_fixes, unfixable, limits=settings.limits, data=raw)])
+    (report,) = run_project([Job(filename, file_codes, mode, args.unsafe_fixes, unfixable, limits=settings.limits, data=raw)])
     diagnostics = mark_unfixable(report.diagnostics, unfixable)
     failed = any(is_failure(d) for d in diagnostics)
     if args.diff:
@@ -424,18 +552,20 @@ def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
         for problem in (d for d in diagnostics if is_failure(d)):
             print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
         return EXIT_ERROR if failed else (EXIT_FINDINGS if report.diff else EXIT_CLEAN)
-    if args.fix:
+    if fixing:
         # The fixed code goes to stdout in stdin's own encoding and newlines.
         text = report.fixed_text if report.fixed_text is not None else source
         sys.stdout.flush()
         sys.stdout.buffer.write(text.encode(encoding))
         sys.stdout.buffer.flush()
-        for diagnostic in diagnostics:
+        for diagnostic in diagnostics if not args.fix_only else [d for d in diagnostics if is_failure(d)]:
             print(_one_line(diagnostic), file=sys.stderr)
         if failed:
             return EXIT_ERROR
         if args.exit_non_zero_on_fix and report.fixed:
             return EXIT_FINDINGS
+        if args.fix_only:
+            return EXIT_CLEAN
         return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
     if args.output_file is not None:
         args.output_file.parent.mkdir(parents=True, exist_ok=True)
@@ -461,4 +591,5 @@ def _read_stdin() -> bytes:
 
 def _one_line(diagnostic: Diagnostic) -> str:
     code = f" {diagnostic.code}" if diagnostic.code else ""
-    return f"{diagnostic.filename}:{diagnostic.location.row}:{diagnostic.location.column}:{code} {diagnostic.message}"
+    cell = f":cell {diagnostic.cell}" if diagnostic.cell is not None else ""
+    return f"{diagnostic.filename}{cell}:{diagnostic.location.row}:{diagnostic.location.column}:{code} {diagnostic.message}"

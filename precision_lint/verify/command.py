@@ -5,15 +5,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import TextIO
 
-from ..config import find_config, load_settings
+from ..config import ConfigError
 from ..discovery import discover
 from ..fixer import fix_source
+from ..resolver import FileCodes, Overrides, SettingsResolver
 from ..selection import validate
 from ..source import read_source
 from . import report
-from .runner import ERROR, FIX_CHANGED, FIX_FAILED, PASSING, VERIFIABLE, Options, Result, verify_file
+from .runner import ERROR, FIX_CHANGED, FIX_FAILED, PASSING, SKIPPED, VERIFIABLE, Options, Result, verify_file
 
 UNTRUSTED = frozenset({FIX_FAILED, FIX_CHANGED, ERROR})
 
@@ -22,23 +22,33 @@ def options_from(args) -> Options:
     return Options(device=args.device, world_size=max(1, args.world_size), seed=args.seed, scale=args.scale, timeout=args.timeout)
 
 
-def verify_paths(paths: list[Path], codes: frozenset[str], settings, options: Options, progress: TextIO | None) -> list[Result]:
-    files = discover(paths, settings)
+def verify_paths(paths: list[Path], file_codes: FileCodes, options: Options, enabled: frozenset[str] | None = None, quiet: bool = False) -> list[Result]:
+    """Replay the findings of each file under `paths`, with the rules its own nearest
+    config enables (of `enabled`, when given). A progress line on a terminal's stderr
+    once the run has taken about a second, as `check` shows, unless `quiet`."""
+    from ..progress import Progress
+
+    files = discover(paths, file_codes)
+    progress = Progress("verified", enabled=not quiet)
+    progress.expect(len(files))
     results: list[Result] = []
-    for number, path in enumerate(files, start=1):
-        if progress is not None and progress.isatty():
-            progress.write(f"\rverifying {number}/{len(files)}: {path}"[:100].ljust(100))
-            progress.flush()
-        results.extend(verify_file(path, settings.codes_for(str(path), codes), options))
-    if progress is not None and progress.isatty():
-        progress.write("\r" + " " * 100 + "\r")
+    try:
+        for path in files:
+            if file_codes.settings(path).language(path) == "ipynb":
+                # said, not passed over: `check` reports the notebook's findings
+                results.append(Result("", str(path), 0, 0, verdict=SKIPPED, detail="notebooks are not replayed (copy the cell into a .py file to verify it)"))
+            else:
+                results.extend(verify_file(path, file_codes.codes_for(str(path), enabled), options))
+            progress.advance()
+    finally:
+        progress.close()
     return results
 
 
-def passing_fixes(paths: list[Path], codes: frozenset[str], settings, options: Options) -> dict[str, set[tuple[str, int, int]]]:
+def passing_fixes(paths: list[Path], enabled: frozenset[str], file_codes: FileCodes, options: Options, quiet: bool = False) -> dict[str, set[tuple[str, int, int]]]:
     """For `check --fix --verify`: per file, the findings whose fix may be written."""
     allowed: dict[str, set[tuple[str, int, int]]] = {}
-    for result in verify_paths(paths, codes, settings, options, sys.stderr):
+    for result in verify_paths(paths, file_codes, options, enabled, quiet):
         print(f"verify: {result.path}:{result.line}: {result.verdict}" + (f" ({result.detail})" if result.detail else ""), file=sys.stderr)
         if result.verdict in PASSING:
             allowed.setdefault(str(Path(result.path).resolve()), set()).add((result.code, result.line, result.column))
@@ -52,16 +62,19 @@ def verify_command(args) -> int:
     if missing:
         print(f"precision-lint: error: {missing[0]}: No such file or directory", file=sys.stderr)
         return 2
-    config = args.config if args.config else find_config(paths[0].absolute())
-    settings = load_settings(config, cwd)
-    if args.select:
-        settings.select = validate([s for value in args.select for s in value.split(",")])
-    codes = settings.enabled_codes()
+    if args.isolated and args.config is not None:
+        raise ConfigError("--isolated reads no config file: it cannot go with --config FILE")
+    if args.config is not None and not args.config.expanduser().is_file():
+        raise ConfigError(f"--config {args.config}: no such config file")
+    # each file's nearest config, as `check` reads it; --select replaces each one's selection
+    select = validate([s for value in args.select for s in value.split(",")]) if args.select else None
+    resolver = SettingsResolver(cwd, args.config.expanduser() if args.config else None, args.isolated, Overrides(select=select))
+    file_codes = FileCodes(resolver)
     options = options_from(args)
     if args.call:
-        results = [_verify_call(args, codes, options)]
+        results = [_verify_call(args, file_codes, options)]
     else:
-        results = verify_paths(paths, codes, settings, options, sys.stderr)
+        results = verify_paths(paths, file_codes, options, quiet=args.quiet)
     if args.output_file:
         args.output_file.parent.mkdir(parents=True, exist_ok=True)
     out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
@@ -78,7 +91,7 @@ def verify_command(args) -> int:
     return 1 if any(r.verdict in UNTRUSTED for r in results) else 0
 
 
-def _verify_call(args, codes: frozenset[str], options: Options) -> Result:
+def _verify_call(args, file_codes: FileCodes, options: Options) -> Result:
     """`--call module:function --inputs module:factory`: run the user's own function as
     written and as fixed (the fixed source executed in the module's namespace)."""
     import importlib.util
@@ -88,7 +101,7 @@ def _verify_call(args, codes: frozenset[str], options: Options) -> Result:
     if not function or not args.inputs or spec is None or spec.origin is None:
         return Result("PH001", args.call, 0, 0, verdict="skipped", detail="--call needs MODULE:FUNCTION of an importable module and --inputs MODULE:FACTORY")
     source = read_source(Path(spec.origin))
-    fixed = fix_source(source.text, spec.origin, codes & VERIFIABLE, unsafe=True)
+    fixed = fix_source(source.text, spec.origin, file_codes.codes_for(spec.origin) & VERIFIABLE, unsafe=True)
     result = Result("PH001", spec.origin, 0, 0, function=function, dtype_before="(as written)")
     if not fixed.fixed:
         result.detail = "the module has no fix to compare"
