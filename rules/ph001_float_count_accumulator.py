@@ -151,6 +151,12 @@ class FloatCountAccumulator(Rule):
     ]
 
     INVALID = [
+        # a static method is called by its class's name: what its call sites pass is all it gets
+        Invalid(
+            "import torch\nclass Logging:\n    tracker = {}\n    @staticmethod\n    def save(correct, n_layers, layer):\n"
+            "        tracker = Logging.tracker\n        tracker['correct'] = torch.zeros(n_layers)\n        tracker['correct'][layer] += correct.detach()\n"
+            "def step(preds, labels):\n    Logging.save((preds == labels).sum().float(), 4, 0)\n"
+        ),
         # Megatron's count_zeros_fp32 shape: safe fix
         Invalid(
             "import torch\n"

@@ -75,13 +75,15 @@ class ProjectIndex:
         """What the project's calls pass to a module-level function: the join over
         every call site; every parameter unknown once one call passes nothing known
         (or `*args`). Methods are called through receivers we cannot always name, so
-        they get nothing from other modules."""
+        they get nothing from other modules; static methods are called by name."""
         if self._params is None:
             self._bind_all_calls()
         assert self._params is not None
         located = self.locate(canonical)
-        if located is None or located[0] != "function" or self._is_method(canonical):
+        if located is None or located[0] != "function":
             return {}
+        if self._is_method(canonical) and located[2]["self"]:
+            return {}  # a static method is called by its class's name: its sites are seen
         if canonical in self._opaque:
             return {name: UNKNOWN for name in located[2]["params"]}
         sites = self._params.get(canonical)
