@@ -32,6 +32,7 @@ from .reporters.json_format import write_json
 from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
 from .runner import FileReport, Job, run_jobs, unified_diff
 from .selection import UnknownSelector, validate
+from .verify.command import add_replay_options, add_verify_parser  # cheap: no torch, no replay code
 
 SUBCOMMANDS = ("check", "rule", "verify")
 OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "markdown", "junit", "gitlab")
@@ -90,16 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--verify", action="store_true", help="with --fix: write only fixes whose replay is confirmed or not reproduced")
     _add_verify_options(check)
 
-    verify = commands.add_parser("verify", help="replay each fixable finding before and after its fix and compare the counts")
-    verify.add_argument("paths", nargs="*", help="files or folders (default: .)")
-    _add_verify_options(verify)
-    verify.add_argument("--output-format", choices=("full", "json", "markdown"), default="full")
-    verify.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
-    verify.add_argument("--plot", metavar="FILE.png", help="plot absolute error against the running total (needs matplotlib)")
-    verify.add_argument("--select", action="append", help="rule codes or prefixes to verify")
-    verify.add_argument("--config", type=Path, help="pyproject.toml to read instead of the nearest one")
-    verify.add_argument("--call", metavar="MODULE:FUNCTION", help="also run your own function, original and fixed")
-    verify.add_argument("--inputs", metavar="MODULE:FACTORY", help="with --call: factory(device) -> (args, kwargs)")
+    add_verify_parser(commands)
 
     rule = commands.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="a rule code (PH001) or name")
@@ -109,12 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_verify_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("verify")
-    group.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="auto: cuda when available")
-    group.add_argument("--world-size", type=int, default=2, help="ranks for replays that all-reduce (default 2)")
-    group.add_argument("--seed", type=int, default=0)
-    group.add_argument("--scale", type=float, default=1.0, help="how far past the exact-integer limit to drive the total")
-    group.add_argument("--timeout", type=float, default=120.0, help="seconds per replay")
+    add_replay_options(parser)
 
 
 def main(argv: list[str] | None = None) -> int:

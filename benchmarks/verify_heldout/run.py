@@ -1,0 +1,50 @@
+"""Runs `precision-lint verify` on each held-out accumulation here and compares the
+verdict with expected.json (written before verify was changed).
+
+    python benchmarks/verify_heldout/run.py --precision-lint .venv/bin/precision-lint
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--precision-lint", default="precision-lint", help="the executable to measure")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    expected = {k: v for k, v in json.loads((HERE / "expected.json").read_text()).items() if not k.startswith("_")}
+    right = 0
+    rows = []
+    for name, want in sorted(expected.items()):
+        started = time.perf_counter()
+        completed = subprocess.run(
+            [args.precision_lint, "verify", name, "--select", want["code"], "--device", args.device,
+             "--world-size", "1", "--output-format", "json"],
+            cwd=HERE, capture_output=True, text=True, timeout=args.timeout,
+        )  # fmt: skip
+        try:
+            findings = [f for f in json.loads(completed.stdout) if f.get("code") == want["code"]]
+        except json.JSONDecodeError:
+            findings = []
+        got = findings[0]["verdict"] if findings else f"(no result, exit {completed.returncode})"
+        detail = findings[0].get("detail", "") if findings else completed.stderr.strip()[-120:]
+        ok = got == want["verdict"]
+        right += ok
+        rows.append((name, want["code"], want["verdict"], got, "yes" if ok else "NO", f"{time.perf_counter() - started:.1f}", detail[:110]))
+    print("| case | rule | expected | got | right | s | detail |\n|---|---|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |")
+    print(f"\n{right} of {len(rows)} right")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
