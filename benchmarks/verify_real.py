@@ -12,6 +12,7 @@ import argparse
 import collections
 import json
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,17 +20,20 @@ from pathlib import Path
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("trees", nargs="+", type=Path)
-    parser.add_argument("--precision-lint", default="precision-lint")
+    parser.add_argument("--precision-lint", default="precision-lint", help="the executable to measure (a path)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--world-size", default="2")
     parser.add_argument("--timeout", default="180")
     args = parser.parse_args()
     rows, verdicts = [], collections.Counter()
+    # not from a checkout: `python -m` would import the precision_lint in the current folder
+    neutral = tempfile.gettempdir()
+    args.trees = [tree.resolve() for tree in args.trees]
     started = time.perf_counter()
     for tree in args.trees:
         listed = subprocess.run(
             [args.precision_lint, "check", str(tree), "--extend-select", "PH201", "--no-cache", "--output-format", "json", "--exit-zero"],
-            capture_output=True, text=True,
+            capture_output=True, text=True, cwd=neutral,
         )  # fmt: skip
         findings = [f for f in json.loads(listed.stdout or "[]") if f.get("fix") and f.get("code") != "PH100"]
         for path in sorted({f["filename"] for f in findings}):
@@ -37,7 +41,7 @@ def main() -> int:
             completed = subprocess.run(
                 [args.precision_lint, "verify", path, "--select", ",".join(codes), "--device", args.device,
                  "--world-size", args.world_size, "--timeout", args.timeout, "--output-format", "json"],
-                capture_output=True, text=True,
+                capture_output=True, text=True, cwd=neutral,
             )  # fmt: skip
             try:
                 results = json.loads(completed.stdout)

@@ -127,6 +127,14 @@ def test_a_filter_is_not_replayed_and_the_report_says_so():
     assert any("filter `if p.grad is None:`" in item for item in harness["left_out"])
 
 
+def test_torch_names_are_tested_exactly():
+    from precision_lint.verify.names import is_torch_cuda_name, is_torch_name
+
+    assert is_torch_name("torch") and is_torch_name("torch.zeros") and is_torch_cuda_name("torch.cuda.FloatTensor")
+    assert not is_torch_name("torchmetrics.utilities.select_topk") and not is_torch_name("torchvision.ops.nms")
+    assert not is_torch_cuda_name("torch.cudart")
+
+
 def test_helpers_of_other_libraries_are_left_out_not_taken_for_torch():
     harness = build(
         "import torch\nimport torchmetrics\ndef f(outs):\n    n = torch.zeros(1)\n    for p, t in outs:\n"

@@ -197,3 +197,30 @@ def test_branches_are_replayed_per_arm(tmp_path):
         "`if smooth` not taken": "confirmed",
     }
     assert "if smooth" in undone["detail"]
+
+
+HOLDERS = '''import torch
+
+
+def tokens_and_rows(batches):
+    n = torch.zeros(1)
+    for b in batches:
+        n += (b.input_ids != 0).sum()
+        n += b.size(0)
+    return n
+
+
+def main_grads(params):
+    n = torch.zeros(1)
+    for p in params:
+        n += (p.main_grad == 0).sum()
+    return n
+'''
+
+
+def test_objects_read_through_attributes_forward_tensor_methods(tmp_path):
+    # `b.input_ids` is not a tensor attribute: `b` is a holder whose other attributes
+    # (`b.size`) forward to a tensor; `p.main_grad` is carried by a tensor
+    found = verify_all(tmp_path, HOLDERS)
+    assert {line: f["verdict"] for line, f in found.items()} == {5: "confirmed", 13: "confirmed"}
+    assert ".input_ids" in found[5]["inputs"] and ".main_grad" in found[13]["inputs"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -16,17 +17,20 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--precision-lint", default="precision-lint", help="the executable to measure")
+    parser.add_argument("--precision-lint", default="precision-lint", help="the command to measure (`python -m precision_lint` works too)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
     expected = {k: v for k, v in json.loads((HERE / "expected.json").read_text()).items() if not k.startswith("_")}
+    command = shlex.split(args.precision_lint)
+    if Path(command[0]).exists():
+        command[0] = str(Path(command[0]).resolve())  # the cases run from this folder
     right = 0
     rows = []
     for name, want in sorted(expected.items()):
         started = time.perf_counter()
         completed = subprocess.run(
-            [args.precision_lint, "verify", name, "--select", want["code"], "--device", args.device,
+            [*command, "verify", name, "--select", want["code"], "--device", args.device,
              "--world-size", "1", "--output-format", "json"],
             cwd=HERE, capture_output=True, text=True, timeout=args.timeout,
         )  # fmt: skip

@@ -150,6 +150,18 @@ def _run_rank(rank: int, job: dict, device: str, world_size: int, init_file: str
         dist.destroy_process_group()
 
 
+def _one_rank(job: dict, device: str) -> dict:
+    """A replay that all-reduces, on one rank: a process group of one, in this process."""
+    import torch.distributed as dist
+
+    with tempfile.TemporaryDirectory() as scratch:
+        dist.init_process_group("gloo", init_method=f"file://{os.path.join(scratch, 'init')}", rank=0, world_size=1)
+        try:
+            return {**run_all(job, device, 0), "backend": "gloo"}
+        finally:
+            dist.destroy_process_group()
+
+
 def main() -> int:
     job = json.load(sys.stdin)
     started = time.perf_counter()
@@ -159,18 +171,28 @@ def main() -> int:
     world_size = 1
     try:
         device = _device(job.get("device", "auto"))
-        if job.get("collectives"):
+        if job.get("collectives") and max(1, job.get("world_size", 1)) == 1:
+            results = _one_rank(job, device)
+        elif job.get("collectives"):
             import torch.multiprocessing as mp
 
-            world_size = max(1, job.get("world_size", 1))
+            world_size = job["world_size"]
             context = mp.get_context("spawn")
             queue = context.SimpleQueue()
             with tempfile.TemporaryDirectory() as scratch:
-                mp.start_processes(
+                ranks = mp.start_processes(
                     _run_rank, args=(job, device, world_size, os.path.join(scratch, "init"), queue),
-                    nprocs=world_size, start_method="spawn",
+                    nprocs=world_size, start_method="spawn", join=False,
                 )  # fmt: skip
-                results = json.loads(queue.get())
+                payload = None
+                while payload is None:  # rank 0 sends its results before the ranks exit
+                    if not queue.empty():
+                        payload = queue.get()
+                    elif ranks.join(timeout=0.2):
+                        payload = queue.get() if not queue.empty() else json.dumps({"harness_error": "the ranks ended without results"})
+                while not ranks.join():
+                    pass
+                results = json.loads(payload)
         else:
             results = run_all(job, device, 0)
     except Exception:  # noqa: BLE001 - the harness itself failed

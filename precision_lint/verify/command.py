@@ -169,12 +169,12 @@ def verify_command(args) -> int:
         from .realmode import verify_call
 
         spec = _find_module(args.call.partition(":")[0])
-        results = verify_call(str(Path(spec.origin).resolve()), args.call, args.inputs, codes, options)
+        results = verify_call(str(Path(spec.origin).resolve()), args.call, args.inputs, codes, options, lambda text: _progress(sys.stderr, text))
+        _progress(sys.stderr, None)
     elif args.pytest:
         from .realmode import verify_pytest
 
-        _progress(sys.stderr, "verify --pytest: observe, stress, stress of the fixed code (3 pytest runs)")
-        results = verify_pytest(discover(paths, settings), args.pytest_args, codes, options)
+        results = verify_pytest(discover(paths, settings), args.pytest_args, codes, options, lambda text: _progress(sys.stderr, text))
         _progress(sys.stderr, None)
     else:
         results = verify_paths(paths, codes, settings, options, sys.stderr)

@@ -147,13 +147,20 @@ def unrunnable_calls(node: cst.CSTNode, imports: ImportMap, self_name: str | Non
     return found
 
 
+def _replayable_torch(qualified: str | None) -> bool:
+    """torch, but not the parts a replay may not reach (`torch.utils.data.DataLoader`)."""
+    from .sandbox import DENIED_ATTRIBUTES
+
+    return is_torch_name(qualified) and not any(part in DENIED_ATTRIBUTES or part.startswith("_") for part in qualified.split(".")[1:])
+
+
 def runnable_call(call: cst.Call, imports: ImportMap, self_name: str | None) -> bool:
     func = call.func
     name = dotted_name(func)
     if isinstance(func, cst.Name):
         qualified = imports.qualify_name(func.value)
         if is_torch_name(qualified):
-            return True
+            return _replayable_torch(qualified)
         if func.value in imports.names:
             return False  # imported from another library
         return qualified is not None and qualified.startswith("builtins.") and func.value in SAFE_BUILTINS
@@ -164,7 +171,7 @@ def runnable_call(call: cst.Call, imports: ImportMap, self_name: str | None) -> 
                 return func.attr.value in REGISTRATIONS  # other methods of the class are not replayed
             qualified = imports.qualify_dotted(name)
             if head in imports.names:
-                return is_torch_name(qualified)
+                return _replayable_torch(qualified)
             if qualified is not None and qualified.startswith("builtins."):
                 return False  # `print.__self__`-like reads of builtins: never
         if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":

@@ -43,6 +43,7 @@ def make_figure(results: list[Result]):
         if drawn:
             axis.set_xscale("log")
             axis.set_yscale("symlog", linthresh=1)
+            axis.set_ylim(bottom=0)
             axis.legend(fontsize="x-small")
         else:
             axis.text(0.5, 0.5, result.detail or "no trajectory", ha="center", va="center", fontsize="small", wrap=True, transform=axis.transAxes)

@@ -31,14 +31,16 @@ def flagged_files(files: list[Path], codes: frozenset[str]) -> list[str]:
     return found
 
 
-def run_passes(make_argv, job_base: dict, options, cwd: str, mode: str) -> tuple[dict, list[Result] | None, list[str]]:
+def run_passes(make_argv, job_base: dict, options, cwd: str, mode: str, progress=None) -> tuple[dict, list[Result] | None, list[str]]:
     """Runs the three passes; returns per pass the child's payload, or results that
     say why it could not run."""
     payloads: dict[str, dict] = {}
     notes: list[str] = []
     offsets: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        for name, run_mode, variant in PASSES:
+        for number, (name, run_mode, variant) in enumerate(PASSES, start=1):
+            if progress is not None:
+                progress(f"verify --{mode}: pass {number}/{len(PASSES)} ({name})")
             out = os.path.join(scratch, f"{name}.json")
             job = {**job_base, "mode": run_mode, "variant": variant, "offsets": offsets if name == "fixed" else {}, "out": out, "scale": options.scale}
             job_file = os.path.join(scratch, f"{name}-job.json")
@@ -67,7 +69,7 @@ def results_from(payloads: dict, mode: str, inputs: str) -> list[Result]:
     return results
 
 
-def verify_pytest(files: list[Path], pytest_args: list[str], codes: frozenset[str], options) -> list[Result]:
+def verify_pytest(files: list[Path], pytest_args: list[str], codes: frozenset[str], options, progress=None) -> list[Result]:
     flagged = flagged_files(files, codes)
     if not flagged:
         return []
@@ -76,7 +78,7 @@ def verify_pytest(files: list[Path], pytest_args: list[str], codes: frozenset[st
     def argv(job_file: str) -> list[str]:
         return [sys.executable, "-m", "pytest", "-p", "precision_lint.verify.sanitizer", "-p", "no:cacheprovider", "-q", *pytest_args]
 
-    payloads, failure, _ = run_passes(argv, job, options, os.getcwd(), "pytest")
+    payloads, failure, _ = run_passes(argv, job, options, os.getcwd(), "pytest", progress)
     if failure is not None:
         return failure
     results = results_from(payloads, "pytest", "real: the tests' own")
@@ -90,13 +92,13 @@ def verify_pytest(files: list[Path], pytest_args: list[str], codes: frozenset[st
     return results
 
 
-def verify_call(module_file: str, call: str, inputs: str, codes: frozenset[str], options) -> list[Result]:
+def verify_call(module_file: str, call: str, inputs: str, codes: frozenset[str], options, progress=None) -> list[Result]:
     job = {"files": [module_file], "codes": sorted(codes & VERIFIABLE), "call": call, "inputs": inputs, "device": options.device}
 
     def argv(job_file: str) -> list[str]:
         return [sys.executable, "-m", "precision_lint.verify.call"]
 
-    payloads, failure, _ = run_passes(argv, job, options, os.getcwd(), "call")
+    payloads, failure, _ = run_passes(argv, job, options, os.getcwd(), "call", progress)
     if failure is not None:
         return failure
     results = results_from(payloads, "call", f"real: {inputs}")

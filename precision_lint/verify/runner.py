@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,13 +78,17 @@ def verify_file(path: Path, codes: frozenset[str], options: Options) -> list[Res
 
 def run_replay(harness: dict, result: Result, options: Options) -> None:
     job = {**harness, "device": options.device, "world_size": options.world_size, "seed": options.seed, "scale": options.scale}
-    outcome = run_isolated(
-        [sys.executable, "-m", "precision_lint.verify.child"],
-        json.dumps(job),
-        options.timeout,
-        options.memory(),
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
+    # a scratch folder of its own: not the user's folder (`python -m` would import from
+    # it first), and whatever a replay leaves there goes with it
+    with tempfile.TemporaryDirectory(prefix="precision-lint-replay-") as scratch:
+        outcome = run_isolated(
+            [sys.executable, "-m", "precision_lint.verify.child"],
+            json.dumps(job),
+            options.timeout,
+            options.memory(),
+            env={**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": _package_root()},
+            cwd=scratch,
+        )
     result.seconds = outcome.seconds
     if outcome.timed_out:
         result.verdict = ERROR
@@ -94,3 +99,10 @@ def run_replay(harness: dict, result: Result, options: Options) -> None:
         result.verdict, result.detail = ERROR, f"the replay process died (exit {outcome.returncode}): {why}"
         return
     judge_replay(json.loads(outcome.stdout), harness, result)
+
+
+def _package_root() -> str:
+    """Where this precision_lint is imported from, for the child (its cwd is elsewhere)."""
+    here = Path(__file__).resolve().parent.parent.parent
+    existing = os.environ.get("PYTHONPATH")
+    return str(here) + (os.pathsep + existing if existing else "")

@@ -22,7 +22,7 @@ POSITIONS_SMALL = 64  # short context: positions exact in bf16, the angles are n
 POSITIONS_LARGE = 8192
 SEQUENCE = 8
 NESTED_SEQUENCE = 3
-SECOND_DIM = 3
+SECOND_DIM = 4  # the small size too: `x.view(-1, y.shape[1])` works
 WORDS = ("the", "cat", "sat", "on", "a", "mat", "and", "then", "slept")
 SETTABLE_TENSOR_ATTRIBUTES = frozenset({"grad"})
 SETTING_VALUE = 7  # usage.SETTING_VALUE
@@ -143,6 +143,9 @@ class Synthesizer:
             return holder
         if "scalar" in roles:
             return torch.ones((), device=self.device)  # of unknown kind, added whole: a float
+        if "number" in roles and not spec.get("dims"):
+            pool = [0, 1, 2] + [_special(v) for v in spec.get("specials", [])]
+            return torch.tensor(float(pool[self._random(key, index, 1, 0, len(pool))[0]]), device=self.device)
         return self.tensor(spec, key, index)
 
     def _mapping(self, spec: dict, key: str, index: int, depth: int):
@@ -186,7 +189,8 @@ class Synthesizer:
     def length(self, key: str, index: int) -> int:
         if self.large and index == 0 and self.call_index == 0:
             return self.big
-        return 4 + (index * 3 + self.call_index * 5 + self.seed) % 5
+        # multiples of the small size, so that `x.view(-1, n)` works; varied, so counts are
+        return SIZE * (1 + (index * 3 + self.call_index * 5 + self.seed) % 5)
 
     def tensor(self, spec: dict, key: str, index: int) -> torch.Tensor:
         roles = set(spec.get("roles", []))
@@ -195,6 +199,11 @@ class Synthesizer:
         # rows first: a 2-D input has as many rows as a 1-D one has elements, so the
         # two compare (`logits.argmax(dim=1) == y`)
         shape = (length,) if dims == 1 else (length, SECOND_DIM) + (2,) * (dims - 2)
+        if spec.get("long_dim") is not None and -len(shape) <= spec["long_dim"] < len(shape):
+            # a dimension the code takes as a length of positions
+            shape = list(shape)
+            shape[spec["long_dim"]] = POSITIONS_LARGE if self.long_positions else POSITIONS_SMALL
+            shape = tuple(shape)
         numel = 1
         for size in shape:
             numel *= size

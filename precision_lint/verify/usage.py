@@ -63,6 +63,7 @@ class PathFacts:
     specials: set = field(default_factory=set)
     dims: int = 1
     index_range: int | None = None
+    long_dim: int | None = None  # a dimension used as a length of positions
     attrs: dict[str, "PathFacts"] = field(default_factory=dict)
     called_attrs: dict[str, "PathFacts"] = field(default_factory=dict)  # `x.parameters()` -> the result
     items: dict[str, "PathFacts"] = field(default_factory=dict)
@@ -95,6 +96,8 @@ class PathFacts:
             spec["dims"] = self.dims
         if self.index_range is not None:
             spec["index_range"] = self.index_range
+        if self.long_dim is not None:
+            spec["long_dim"] = self.long_dim
         for table in ("attrs", "called_attrs", "items"):
             children = getattr(self, table)
             if children:
@@ -161,16 +164,19 @@ class UsageAnalysis:
 
     # -- the walk -----------------------------------------------------------------
     def analyse(self, scope: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
+        self._parents = parents
         nodes = list(all_nodes(scope))
         self._aliases(nodes)
         self._derived_sizes(nodes)
+        # loop variables first: a comprehension's element is read before its `for`
+        for node in nodes:
+            if isinstance(node, (cst.For, cst.CompFor)):
+                self._iteration(node.target, node.iter)
         for node in nodes:
             if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
                 facts = self.facts_of(node) if self._is_outermost_path(node, parents) else None
                 if facts is not None:
                     self._context(node, facts, parents)
-            if isinstance(node, (cst.For, cst.CompFor)):
-                self._iteration(node.target, node.iter)
 
     def _is_outermost_path(self, node, parents) -> bool:
         """A method's callee (`x.item` in `x.item()`) is recorded from its receiver."""
@@ -267,6 +273,8 @@ class UsageAnalysis:
                 facts.child("attrs", attribute)
                 if attribute == "shape":
                     self._shape_index(facts, grand)
+                    if isinstance(grand, cst.Subscript):
+                        self._positions_dimension(facts, grand, grand.slice[0].slice.value if isinstance(grand.slice[0].slice, cst.Index) else None, parents)
             if "device" in attribute.lower() and not (isinstance(grand, cst.Call) and grand.func is parent):
                 facts.child("attrs", attribute).roles.add("device")
             return
@@ -350,6 +358,7 @@ class UsageAnalysis:
             self._compared_with(facts, args[0].value)
         elif name in ("size",) and args and isinstance(self._constant(args[0].value), int):
             facts.dims = max(facts.dims, _dim_needed(self._constant(args[0].value)))
+            self._positions_dimension(facts, call, args[0].value, self._parents)
         if name in REDUCTIONS:
             dim = _dim_argument(call, resolve=self._constant)
             if dim is not None:
@@ -386,6 +395,9 @@ class UsageAnalysis:
             minlength = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("minlength", "num_classes")), None)
             bound = int(minlength.value) if isinstance(minlength, cst.Integer) else self.buffer_size
             facts.index_range = _smaller(facts.index_range, bound)
+            return
+        if isinstance(call.func, cst.Name) and call.func.value in ("max", "min", "int", "float", "round", "abs", "bool") and len(positional) <= 2 and keyword is None:
+            facts.roles.add("number")  # `max(0, res["ans_valid"])`: one number
             return
         if last in REDUCTIONS and position == 0:
             dim = _dim_argument(call, skip_first=True, resolve=self._constant)
@@ -459,6 +471,19 @@ class UsageAnalysis:
                 except ValueError:
                     return None
         return None
+
+    def _positions_dimension(self, facts: PathFacts, expression, index, parents) -> None:
+        """`torch.arange(x.shape[1])`, `torch.arange(x.size(1))`: that dimension of x is a
+        length of positions (long in the runs that drive positions)."""
+        dim = self._constant(index) if index is not None else None
+        arg = parents.get(id(expression))
+        call = parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
+        if not isinstance(dim, int) or isinstance(dim, bool) or not isinstance(call, cst.Call):
+            return
+        name = dotted_name(call.func) or ""
+        positional = [a for a in call.args if a.keyword is None]
+        if name.rsplit(".", 1)[-1] == "arange" and arg.keyword is None and positional.index(arg) == (0 if len(positional) == 1 else 1):
+            facts.long_dim = dim
 
     def _shape_index(self, facts: PathFacts, subscript) -> None:
         if isinstance(subscript, cst.Subscript) and len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index):

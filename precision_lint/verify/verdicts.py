@@ -87,6 +87,13 @@ def _where(record: dict, harness: dict, variant: str) -> str:
     return f" (`{_short(text)}`)" if text else ""
 
 
+def _plain(number) -> str:
+    """A number as a reviewer reads it: whole numbers without `.0`."""
+    if isinstance(number, float) and number.is_integer():
+        number = int(number)
+    return f"{number:,}" if isinstance(number, int) else (f"{number:,.6g}" if isinstance(number, float) else str(number))
+
+
 def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -99,7 +106,9 @@ def judge_scenario(scenario: dict, harness: dict) -> dict:
             return {"verdict": ERROR, "detail": f"the original code raised {run['before']['error']['error']}{_where(run['before'], harness, 'before')}", "run": run}
     for run in runs:
         if "error" in run["after"]:
-            return {"verdict": FIX_FAILED, "detail": f"the fixed code raised {run['after']['error']['error']}{_where(run['after'], harness, 'after')}", "run": run}
+            message = run["after"]["error"]["error"]
+            why = " (a value of unknown type is added; the replay made it a float, on which int64 raises)" if "can't be cast to the desired output type Long" in message else ""
+            return {"verdict": FIX_FAILED, "detail": f"the fixed code raised {message}{_where(run['after'], harness, 'after')}{why}", "run": run}
         if run["after"].get("post_error") and not run["before"].get("post_error"):
             error = run["after"]["post_error"]
             return {"verdict": FIX_FAILED, "detail": f"after the adds, the fixed code raised {error['error']}{_where(run['after'], harness, 'after')}", "run": run}
@@ -124,10 +133,14 @@ def _judge_accumulator(runs: list[dict], harness: dict) -> dict:
         return {"verdict": NOT_DRIVEN, "detail": reason, "run": decisive}
     changed = [r for r in runs if r["after"]["lost"]]
     if changed:
-        run = changed[-1]
+        run = max(changed, key=lambda r: r["after"].get("max_error", 0))
         exact, value = run["after"].get("final") or (0, 0)
-        floating = " (it is floating again at an add: a later statement undoes the fix)" if run["after"]["floating_at_add"] else ""
-        return {"verdict": FIX_CHANGED, "detail": f"the fixed code gives {value:,} where the exact total is {exact:,}{floating}", "run": run}
+        floating = "; it is floating again at an add: a later statement undoes the fix" if run["after"]["floating_at_add"] else ""
+        return {
+            "verdict": FIX_CHANGED,
+            "detail": f"the fixed code was off by up to {run['after'].get('max_error', 0):,} (it ended at {value:,} where the exact total is {exact:,}){floating}",
+            "run": run,
+        }
     floating = [r for r in runs if r["after"]["floating_at_add"]]
     if harness.get("integral_fix") and floating:
         return {"verdict": FIX_CHANGED, "detail": "the fixed accumulator is floating again at an add: a later statement undoes the fix", "run": floating[-1]}
@@ -165,7 +178,11 @@ def _judge_value(runs: list[dict], harness: dict) -> dict:
     wrong_after = [(run, v) for run, v in after_records if not v.get("equal")]
     if wrong_after:
         run, record = wrong_after[0]
-        return {"verdict": FIX_CHANGED, "detail": f"the fixed code gives {record.get('value')} where the exact value is {record.get('exact')}", "run": run}
+        return {
+            "verdict": FIX_CHANGED,
+            "detail": f"the fixed code gives {_plain(record.get('value'))} where the exact value is {_plain(record.get('exact'))} (off by up to {_plain(record.get('max_error'))})",
+            "run": run,
+        }
     if angle_bad_after:
         worst = max(a["max_error"] for a in angle_bad_after)
         return {"verdict": FIX_CHANGED, "detail": f"with the fix the angles are still {worst:.3g} rad off", "run": runs[-1]}
