@@ -23,9 +23,14 @@ if [ "$device" = cuda ] && ! "$python" -c "import torch, sys; sys.exit(0 if torc
     say "no torch with CUDA here ($("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo 'torch missing')): nothing run"
     exit 2
 fi
-# the package itself, without dependencies: libcst must be there already (no network)
-"$python" -m pip install --no-deps --no-build-isolation --quiet -e . >>"$log" 2>&1 || say "pip install -e . failed: running from the source tree"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# the package itself, without dependencies: libcst and setuptools must be there already
+# (no network). It has to be installed: its rules/ folder is mapped in by the install.
+if ! "$python" -c "import precision_lint.registry as r; r.all_rules()" 2>/dev/null; then
+    if ! "$python" -m pip install --no-deps --no-build-isolation --quiet -e . >>"$log" 2>&1; then
+        say "pip install -e . failed (see $log): nothing run"
+        exit 2
+    fi
+fi
 pl() { "$python" -m precision_lint "$@"; }
 
 date -u +%Y-%m-%dT%H:%M:%SZ > "$out/date.txt"

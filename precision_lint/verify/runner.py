@@ -86,7 +86,7 @@ def run_replay(harness: dict, result: Result, options: Options) -> None:
             json.dumps(job),
             options.timeout,
             options.memory(),
-            env={**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": _package_root()},
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
             cwd=scratch,
         )
     result.seconds = outcome.seconds
@@ -100,9 +100,3 @@ def run_replay(harness: dict, result: Result, options: Options) -> None:
         return
     judge_replay(json.loads(outcome.stdout), harness, result)
 
-
-def _package_root() -> str:
-    """Where this precision_lint is imported from, for the child (its cwd is elsewhere)."""
-    here = Path(__file__).resolve().parent.parent.parent
-    existing = os.environ.get("PYTHONPATH")
-    return str(here) + (os.pathsep + existing if existing else "")

@@ -42,8 +42,8 @@ class Result:
     after: int | float | None = None
     abs_error_before: int | float | None = None
     abs_error_after: int | float | None = None
-    reached: bool = False
-    max_seen: int | float | None = None
+    reached: bool = False  # the site ran (an add, or the value), in this mode's runs
+    max_seen: int | float | None = None  # the largest exact value it held (compare with `limit`)
     limit: int | None = None
     device: str = ""
     world_size: int = 1
@@ -257,7 +257,7 @@ def _numbers(result: Result, harness: dict, scenario: dict, run: dict) -> None:
         result.dtype_after = fixed.get("dtype", result.dtype_after)
         result.max_seen = max((v.get("max_exact", 0) for r in scenario["runs"] for v in r["before"]["values"]), default=None)
         result.limit = record.get("limit")
-        result.reached = bool(result.limit is not None and result.max_seen is not None and result.max_seen > result.limit)
+        result.reached = bool(record)  # the expression ran
         if result.exact is not None and result.before is not None:
             result.abs_error_before = record.get("max_error")
             result.abs_error_after = fixed.get("max_error")
@@ -279,7 +279,7 @@ def _numbers(result: Result, harness: dict, scenario: dict, run: dict) -> None:
     result.dtype_after = after.get("start_dtype") or result.dtype_after
     result.limit = before.get("limit")
     result.max_seen = max(r["before"]["max_seen"] for r in scenario["runs"])
-    result.reached = any(r["before"]["driven"] for r in scenario["runs"])
+    result.reached = any(r["before"]["adds"] for r in scenario["runs"])  # an add ran (max_seen vs limit: how far)
     result.trace_before = [p for r in scenario["runs"] for p in r["before"]["points"]]
     result.trace_after = [p for r in scenario["runs"] for p in r["after"]["points"]]
 
