@@ -1,17 +1,32 @@
-"""Results cached by file content, enabled rules and tool version, so a second run
-over an unchanged tree re-checks nothing."""
+"""The cache: keyed entries of JSON data, so a second run over an unchanged tree
+re-checks nothing.
+
+JSON, not pickle: reading a cache never runs code, whoever wrote it. The file carries a
+schema version; an entry that does not decode is dropped (the file is re-checked),
+never an error. Writes go to a temporary file that replaces the old one in one step,
+merged with what another run saved meanwhile, so concurrent runs never see half a file.
+The folder's `.gitignore` and `CACHEDIR.TAG` are written again when missing or empty.
+"""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import tempfile
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from . import __version__, rules
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, from_data, to_data
 
-_FORMAT = 1
+SCHEMA = 3  # entries carry the module summary and its project dependencies
+GITIGNORE = "# Automatically created by precision-lint.\n*\n"
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by precision-lint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
 
 
 def content_hash(path: Path) -> str | None:
@@ -32,45 +47,144 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-class ResultCache:
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.file = directory / f"v{__version__}-f{_FORMAT}" / f"results-{_code_fingerprint()}.pickle"
-        self.entries: dict[str, tuple[str, tuple[str, ...], list[Diagnostic]]] = {}
-        self.dirty = False
-        try:
-            with open(self.file, "rb") as stream:
-                self.entries = pickle.load(stream)
-        except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
-            self.entries = {}
+class JsonStore:
+    """One JSON file of entries by key, under `directory`, for this tool version and
+    code. Values are plain JSON data; what they mean is the caller's business."""
 
-    @staticmethod
-    def _codes_key(codes: frozenset[str]) -> tuple[str, ...]:
-        return tuple(sorted(codes))
+    def __init__(self, directory: Path, name: str) -> None:
+        self.directory = directory
+        self.file = directory / f"v{__version__}-s{SCHEMA}" / f"{name}-{_code_fingerprint()}.json"
+        self.entries: dict[str, Any] = _load(self.file)
+        self.changed: dict[str, Any] = {}
+        self.dropped: set[str] = set()
+
+    def get(self, key: str) -> Any | None:
+        return self.entries.get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        self.entries[key] = self.changed[key] = value
+        self.dropped.discard(key)
+
+    def drop(self, key: str) -> None:
+        self.entries.pop(key, None)
+        self.changed.pop(key, None)
+        self.dropped.add(key)
+
+    def save(self) -> None:
+        """Best effort: a cache that cannot be written only costs speed."""
+        if not self.changed and not self.dropped:
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            _ensure_markers(self.directory)
+            merged = _load(self.file)  # what other runs saved since we read it
+            merged.update(self.changed)
+            for key in self.dropped:
+                merged.pop(key, None)
+            _write_atomically(self.file, json.dumps({"schema": SCHEMA, "entries": merged}, separators=(",", ":")))
+        except (OSError, ValueError, TypeError):
+            pass
+
+
+def _load(file: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("entries"), dict):
+        return {}
+    return data["entries"]
+
+
+def _ensure_markers(directory: Path) -> None:
+    for name, text in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
+        path = directory / name
+        try:
+            if path.stat().st_size > 0:
+                continue
+        except OSError:
+            pass
+        _write_atomically(path, text)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never a part; a full disk leaves the
+    old file (or none), never an empty one."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+class ResultCache:
+    """Each file's diagnostics, keyed by its absolute path, valid for its content hash
+    and the enabled rules; with a check's report, the module's summary and what it
+    asked of the project index (project/analysis.py checks those answers again)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.store = JsonStore(directory, "results")
 
     def get(self, path: str, digest: str | None, codes: frozenset[str]) -> list[Diagnostic] | None:
-        entry = self.entries.get(path)
-        if digest is None or entry is None or entry[0] != digest or entry[1] != self._codes_key(codes):
+        entry = self.store.get(path)
+        if digest is None or not isinstance(entry, dict):
             return None
-        return entry[2]
+        if entry.get("digest") != digest or entry.get("codes") != sorted(codes):
+            return None
+        try:
+            diagnostics = entry["diagnostics"]
+            if not isinstance(diagnostics, list):
+                raise ValueError("diagnostics is not a list")
+            return [from_data(item) for item in diagnostics]
+        except (KeyError, ValueError):
+            self.store.drop(path)  # undecodable: checked again, and replaced
+            return None
 
     def put(self, path: str, digest: str | None, codes: frozenset[str], diagnostics: list[Diagnostic]) -> None:
         if digest is None:
             return
-        self.entries[path] = (digest, self._codes_key(codes), diagnostics)
-        self.dirty = True
+        self.store.put(path, {"digest": digest, "codes": sorted(codes), "diagnostics": [to_data(d) for d in diagnostics]})
+
+    def get_report(self, job):
+        """A cached report for a check (or summary) job of runner.py."""
+        from .runner import FileReport
+
+        key = _job_key(job)
+        entry = self.store.get(key)
+        digest = content_hash(Path(job.path))
+        if digest is None or not isinstance(entry, dict) or entry.get("digest") != digest or entry.get("codes") != sorted(job.codes):
+            return None
+        try:
+            diagnostics = [replace(from_data(item), filename=job.path) for item in entry["diagnostics"]]
+            summary, dependencies = entry["summary"], entry["dependencies"]
+            if not (summary is None or isinstance(summary, dict)) or not isinstance(dependencies, dict):
+                raise ValueError("summary or dependencies of the wrong type")
+        except (KeyError, TypeError, ValueError):
+            self.store.drop(key)  # undecodable: checked again, and replaced
+            return None
+        return FileReport(job.path, diagnostics, digest=digest, summary=summary, dependencies=dependencies)
+
+    def put_report(self, job, report) -> None:
+        if report.digest is None or report.failed:  # a failure is never cached: the next run tries again
+            return
+        self.store.put(_job_key(job), {
+            "digest": report.digest, "codes": sorted(job.codes),
+            "diagnostics": [to_data(d) for d in report.diagnostics],
+            "summary": report.summary, "dependencies": report.dependencies,
+        })  # fmt: skip
 
     def save(self) -> None:
-        if not self.dirty:
-            return
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.directory / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# Automatically created by precision-lint.\n*\n")
-            handle, temporary = tempfile.mkstemp(dir=self.file.parent, suffix=".tmp")
-            with os.fdopen(handle, "wb") as stream:
-                pickle.dump(self.entries, stream, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, self.file)
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
+        self.store.save()
+
+
+def _job_key(job) -> str:
+    key = str(Path(job.path).absolute())
+    return key if job.mode == "check" else f"{job.mode}:{key}"

@@ -10,31 +10,31 @@ import argparse
 import os
 import subprocess
 import traceback
-from dataclasses import replace
 import json
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from . import __version__
-from .cache import ResultCache, content_hash
+from .cache import ResultCache
 from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
-from .noqa_writer import add_noqa
-from .source import read_source, write_atomically
+from .failures import INTERNAL_ERROR, IO_ERROR, failure, is_failure
+from .noqa_writer import NoqaRefused, add_noqa
+from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, write_text_in_place
 from .config import ConfigError, Settings, find_config, load_settings
 from .diagnostics import Diagnostic
 from .discovery import discover
-from .engine import check_source
-from .fixer import fix_source, mark_unfixable
+from .fixer import mark_unfixable
 from .registry import all_rules, rule_by_code_or_name
 from .reporters import github, gitlab, junit, markdown, sarif
 from .reporters.json_format import write_json
 from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
-from .runner import FileReport, Job, run_jobs, unified_diff
+from .project.analysis import run_project
+from .runner import FileReport, Interrupted, Job
 from .selection import UnknownSelector, validate
 from .verify.command import add_replay_options, add_verify_parser  # cheap: no torch, no replay code
 
-SUBCOMMANDS = ("check", "rule", "verify")
+SUBCOMMANDS = ("check", "rule", "verify", "server")
 OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "markdown", "junit", "gitlab")
 # Formats for machines: a whole document each, no human summary lines around it.
 DOCUMENT_WRITERS = {
@@ -46,6 +46,7 @@ DOCUMENT_WRITERS = {
     "gitlab": gitlab.write,
 }
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def _selectors(values: list[str] | None) -> list[str] | None:
@@ -97,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", nargs="?", help="a rule code (PH001) or name")
     rule.add_argument("--all", action="store_true", help="every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    server = commands.add_parser("server", help="run the language server (LSP over stdio) for editors")
+    server.add_argument("--unsafe-fixes", action="store_true", help="also offer unsafe fixes as quick fixes")
     return parser
 
 
@@ -117,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             from .verify.command import verify_command  # imports nothing of torch here
 
             return verify_command(args)
+        if args.command == "server":
+            from .server import serve  # pygls is imported only here
+
+            return serve(args.unsafe_fixes)
         return _check_command(args)
     except (ConfigError, UnknownSelector, DiffBaseError) as error:
         print(f"precision-lint: error: {error}", file=sys.stderr)
@@ -125,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         # the reader went away (`| head`): stop quietly, as other CLI tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
+    except Interrupted as interrupted:
+        _report_interruption(interrupted.reports)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("precision-lint: interrupted; no file was changed", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception:  # exit 2, never 1: an internal error must not look like findings
         print(f"precision-lint: internal error:\n{traceback.format_exc()}", file=sys.stderr)
         return EXIT_ERROR
@@ -205,7 +219,8 @@ def _check_command(args: argparse.Namespace) -> int:
         for path in missing:
             print(f"precision-lint: error: {path}: No such file or directory", file=sys.stderr)
         return EXIT_ERROR
-    files = discover(paths, settings, force_exclude=args.force_exclude)
+    unlisted: list[tuple[Path, OSError]] = []
+    files = discover(paths, settings, force_exclude=args.force_exclude, unreadable=unlisted)
     if args.add_noqa and (args.fix or args.diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     if args.diff_base and (args.fix or args.diff or args.add_noqa):
@@ -223,11 +238,14 @@ def _check_command(args: argparse.Namespace) -> int:
     jobs = [
         Job(
             str(f), settings.codes_for(str(f), enabled), mode, args.unsafe_fixes, unfixable,
-            None if gate is None else frozenset(gate.get(str(f.resolve()), set())),
+            None if gate is None else frozenset(gate.get(str(f.resolve()), set())), settings.limits,
         )
         for f in files
     ]
     reports = _run(jobs, settings, use_cache=mode == "check" and not args.no_cache)
+    for folder, error in unlisted:
+        problem = failure(IO_ERROR, str(folder), f"Cannot list the folder: {error.strerror or error}; the files in it were not checked")
+        reports.append(FileReport(str(folder), [problem]))
     for report in reports:
         report.diagnostics = mark_unfixable(report.diagnostics, unfixable)
         if changes is not None:
@@ -240,6 +258,9 @@ def _check_command(args: argparse.Namespace) -> int:
 def _only_changed(diagnostics: list[Diagnostic], changes: ChangedLines) -> list[Diagnostic]:
     kept = []
     for diagnostic in diagnostics:
+        if is_failure(diagnostic):
+            kept.append(diagnostic)  # the file was not checked: that is never filtered out
+            continue
         lines = changes.get(Path(diagnostic.filename).resolve(), set())
         spans = [(diagnostic.location.row, diagnostic.end_location.row)]
         spans += [(r.location.row, r.end_location.row) for r in diagnostic.related]
@@ -249,44 +270,32 @@ def _only_changed(diagnostics: list[Diagnostic], changes: ChangedLines) -> list[
 
 
 def _add_noqa(reports: list[FileReport]) -> int:
-    added = 0
+    added, failed = 0, False
     for report in reports:
-        if report.error:
-            print(f"precision-lint: error: {report.path}: {report.error}", file=sys.stderr)
+        for problem in (d for d in report.diagnostics if is_failure(d)):
+            print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
+            failed = True
+        findings = [d for d in report.diagnostics if not is_failure(d)]
+        if report.failed or not findings:
             continue
-        if not report.diagnostics:
-            continue
-        source = read_source(Path(report.path))
-        text, count = add_noqa(source.text, report.diagnostics)
-        if count:
-            write_atomically(Path(report.path), text, source.encoding)
-            added += count
+        try:
+            source = read_source(Path(report.path))
+            text, count = add_noqa(source.text, findings)
+            if count:
+                write_text_in_place(Path(report.path), source, text)
+                added += count
+        except (NoqaRefused, SourceChanged, OSError, ValueError) as error:
+            kind = INTERNAL_ERROR if isinstance(error, NoqaRefused) else IO_ERROR
+            problem = failure(kind, report.path, f"No noqa directive was written: {error}")
+            print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
+            failed = True
     print(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
-    return EXIT_ERROR if any(r.error for r in reports) else EXIT_CLEAN
+    return EXIT_ERROR if failed else EXIT_CLEAN
 
 
 def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileReport]:
-    if not use_cache:
-        return run_jobs(jobs)
-    cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache")
-    reports: dict[str, FileReport] = {}
-    pending: list[tuple[Job, str | None]] = []
-    for job in jobs:
-        digest = content_hash(Path(job.path))
-        key = str(Path(job.path).absolute())
-        cached = cache.get(key, digest, job.codes)
-        if cached is not None:
-            # the cache may have been filled from another working directory
-            renamed = [replace(d, filename=job.path) for d in cached]
-            reports[job.path] = FileReport(job.path, renamed)
-        else:
-            pending.append((job, digest))
-    for (job, digest), report in zip(pending, run_jobs([job for job, _ in pending])):
-        reports[job.path] = report
-        if report.error is None:
-            cache.put(str(Path(job.path).absolute()), digest, job.codes, report.diagnostics)
-    cache.save()
-    return [reports[job.path] for job in jobs]
+    cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache") if use_cache else None
+    return run_project(jobs, cache)
 
 
 def _report(args: argparse.Namespace, reports: list[FileReport]) -> int:
@@ -302,28 +311,38 @@ def _report(args: argparse.Namespace, reports: list[FileReport]) -> int:
 
 
 def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO) -> int:
-    errors = [r for r in reports if r.error]
-    for report in errors:
-        print(f"precision-lint: error: {report.path}: {report.error}", file=sys.stderr)
     remaining = sorted((d for r in reports for d in r.diagnostics), key=Diagnostic.sort_key)
+    failed = any(is_failure(d) for d in remaining)
     fixed = [d for r in reports for d in r.fixed]
     if args.diff:
         diffs = [r.diff for r in reports if r.diff]
         for diff in diffs:
             out.write(diff)
+        for problem in (d for d in remaining if is_failure(d)):  # the diff alone would hide them
+            print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
         if not args.quiet:
             print(f"Would fix {len(fixed)} error{'s' if len(fixed) != 1 else ''}.", file=sys.stderr)
-        return EXIT_ERROR if errors else (EXIT_FINDINGS if diffs else EXIT_CLEAN)
+        return EXIT_ERROR if failed else (EXIT_FINDINGS if diffs else EXIT_CLEAN)
     _write_diagnostics(args, remaining, fixed, out)
     if args.summary:
         _step_summary(remaining)
-    if errors:
+    if failed:
         return EXIT_ERROR
     if args.exit_non_zero_on_fix and fixed:
         return EXIT_FINDINGS
     if remaining and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _report_interruption(reports: list[FileReport]) -> None:
+    """SIGINT: say what was written before it, so nothing changed goes unreported."""
+    fixed = [d for r in reports for d in r.fixed]
+    print(f"precision-lint: interrupted after {len(reports)} file{'s' if len(reports) != 1 else ''}", file=sys.stderr)
+    if fixed:
+        write_fixed(fixed, sys.stderr)
+    else:
+        print("No file was changed.", file=sys.stderr)
 
 
 def _write_diagnostics(
@@ -374,31 +393,57 @@ def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
         if given:
             raise ConfigError(f"{flag} works on files, not on stdin")
     filename = args.stdin_filename or "-"
-    source = sys.stdin.read()
+    raw = _read_stdin()
+    try:
+        source, encoding = decode(raw)
+    except UndecodableSource as error:
+        raise ConfigError(f"cannot decode standard input (line {error.row}, column {error.column}): {error}") from None
+    except BadCodingCookie as error:
+        raise ConfigError(f"cannot decode standard input (line {error.lineno}): {error.msg}") from None
     codes = settings.codes_for(filename, enabled)
-    if args.fix or args.diff:
-        outcome = fix_source(source, filename, codes, args.unsafe_fixes, unfixable)
-        if args.diff:
-            diff = unified_diff(source, outcome.source, filename)
-            sys.stdout.write(diff)
-            return EXIT_FINDINGS if diff else EXIT_CLEAN
-        sys.stdout.write(outcome.source)
-        for diagnostic in mark_unfixable(outcome.remaining, unfixable):
+    mode = "diff" if args.diff else ("fix" if args.fix else "check")
+    # one file, as a project: the modules it imports are read from disk
+    (report,) = run_project([Job(filename, codes, mode, args.unsafe_fixes, unfixable, limits=settings.limits, data=raw)])
+    diagnostics = mark_unfixable(report.diagnostics, unfixable)
+    failed = any(is_failure(d) for d in diagnostics)
+    if args.diff:
+        sys.stdout.write(report.diff)
+        for problem in (d for d in diagnostics if is_failure(d)):
+            print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
+        return EXIT_ERROR if failed else (EXIT_FINDINGS if report.diff else EXIT_CLEAN)
+    if args.fix:
+        # The fixed code goes to stdout in stdin's own encoding and newlines.
+        text = report.fixed_text if report.fixed_text is not None else source
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode(encoding))
+        sys.stdout.buffer.flush()
+        for diagnostic in diagnostics:
             print(_one_line(diagnostic), file=sys.stderr)
-        if outcome.error:
-            print(f"precision-lint: error: {filename}: {outcome.error}", file=sys.stderr)
+        if failed:
             return EXIT_ERROR
-        if args.exit_non_zero_on_fix and outcome.fixed:
+        if args.exit_non_zero_on_fix and report.fixed:
             return EXIT_FINDINGS
-        return EXIT_FINDINGS if outcome.remaining and not args.exit_zero else EXIT_CLEAN
-    diagnostics = mark_unfixable(check_source(source, filename, codes), unfixable)
+        return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
     if args.output_file is not None:
         args.output_file.parent.mkdir(parents=True, exist_ok=True)
         with open(args.output_file, "w", encoding="utf-8") as out:
             _write_diagnostics(args, diagnostics, [], out, {filename: source})
     else:
         _write_diagnostics(args, diagnostics, [], sys.stdout, {filename: source})
+    if failed:
+        return EXIT_ERROR
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _read_stdin() -> bytes:
+    """Standard input's bytes; a closed or unreadable stdin is a usage error (one line)."""
+    stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
+    if stream is None:
+        raise ConfigError("cannot read standard input: it is closed")
+    try:
+        return stream.read()
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"cannot read standard input: {getattr(error, 'strerror', None) or error}") from None
 
 
 def _one_line(diagnostic: Diagnostic) -> str:

@@ -12,6 +12,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from .limits import InputLimits
 from .selection import UnknownSelector, enabled_codes, matching_codes, validate
 
 DEFAULT_SELECT = ("PH0",)
@@ -23,7 +24,7 @@ DEFAULT_EXCLUDE = (
 )  # fmt: skip
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude",
-    "per-file-ignores", "unfixable", "cache-dir",
+    "per-file-ignores", "unfixable", "cache-dir", "max-file-size", "max-nesting",
 }  # fmt: skip
 
 
@@ -43,6 +44,7 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     unfixable: list[str] = field(default_factory=list)
     cache_dir: Path | None = None
+    limits: InputLimits = field(default_factory=InputLimits)
 
     def enabled_codes(self) -> frozenset[str]:
         return enabled_codes(self.select, self.extend_select, self.ignore)
@@ -146,6 +148,10 @@ def load_settings(config_file: Path | None, cwd: Path) -> Settings:
             }
         if "cache-dir" in table:
             settings.cache_dir = settings.root / str(table["cache-dir"])
+        settings.limits = InputLimits(
+            max_file_size=_positive_int(table, "max-file-size", config_file, settings.limits.max_file_size),
+            max_nesting=_positive_int(table, "max-nesting", config_file, settings.limits.max_nesting),
+        )
     except UnknownSelector as error:
         raise ConfigError(f"{config_file}: {error}") from error
     return settings
@@ -155,4 +161,11 @@ def _string_list(table: dict, key: str, config_file: Path) -> list[str]:
     value = table[key]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{config_file}: `{key}` must be a list of strings")
+    return value
+
+
+def _positive_int(table: dict, key: str, config_file: Path, default: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{config_file}: `{key}` must be a positive integer")
     return value

@@ -60,6 +60,9 @@ class Diagnostic:
     # Why there is no fix, or what to check before applying it.
     note: str | None = None
     url: str | None = None
+    # How the project's precision settings bear on it (conditions.py): resolved
+    # before anything is reported, so reporters never see them.
+    conditions: tuple[str, ...] = ()
 
     @property
     def noqa_row(self) -> int:
@@ -68,3 +71,76 @@ class Diagnostic:
     def sort_key(self) -> tuple:
         return (self.filename, self.location, self.code or "")
 
+
+
+# -- plain data (the cache stores diagnostics as JSON) ------------------------------
+def to_data(diagnostic: Diagnostic) -> dict:
+    def location(where: Location) -> list[int]:
+        return [where.row, where.column]
+
+    fix = diagnostic.fix
+    return {
+        "code": diagnostic.code,
+        "name": diagnostic.name,
+        "message": diagnostic.message,
+        "severity": diagnostic.severity.value,
+        "filename": diagnostic.filename,
+        "location": location(diagnostic.location),
+        "end_location": location(diagnostic.end_location),
+        "fix": None
+        if fix is None
+        else {
+            "applicability": fix.applicability.value,
+            "message": fix.message,
+            "edits": [[e.content, location(e.location), location(e.end_location)] for e in fix.edits],
+        },
+        "related": [[r.message, location(r.location), location(r.end_location)] for r in diagnostic.related],
+        "note": diagnostic.note,
+        "url": diagnostic.url,
+        "conditions": list(diagnostic.conditions),
+    }
+
+
+def from_data(data: dict) -> Diagnostic:
+    """The inverse of to_data; raises ValueError on anything that is not its output."""
+    try:
+        fix = data["fix"]
+        return Diagnostic(
+            code=_optional(data["code"], str),
+            name=_required(data["name"], str),
+            message=_required(data["message"], str),
+            severity=Severity(data["severity"]),
+            filename=_required(data["filename"], str),
+            location=_location(data["location"]),
+            end_location=_location(data["end_location"]),
+            fix=None
+            if fix is None
+            else Fix(
+                Applicability(fix["applicability"]),
+                _required(fix["message"], str),
+                tuple(Edit(_required(c, str), _location(a), _location(b)) for c, a, b in fix["edits"]),
+            ),
+            related=tuple(Related(_required(m, str), _location(a), _location(b)) for m, a, b in data["related"]),
+            note=_optional(data["note"], str),
+            url=_optional(data["url"], str),
+            conditions=tuple(_required(c, str) for c in data.get("conditions", ())),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"not a diagnostic: {error!r}") from None
+
+
+def _required(value, kind: type):
+    if not isinstance(value, kind):
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _optional(value, kind: type):
+    return None if value is None else _required(value, kind)
+
+
+def _location(value) -> Location:
+    row, column = value
+    if type(row) is not int or type(column) is not int or row < 1 or column < 1:
+        raise ValueError(f"bad location {value!r}")
+    return Location(row, column)

@@ -11,7 +11,11 @@ from .config import Settings
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
-def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> list[Path]:
+def discover(
+    paths: list[Path], settings: Settings, force_exclude: bool = False, unreadable: list[tuple[Path, OSError]] | None = None
+) -> list[Path]:
+    """`unreadable` collects the folders that could not be listed: their files were not
+    found, so the run must not say every file was checked."""
     found: dict[Path, None] = {}
     for path in paths:
         if path.is_file():
@@ -19,15 +23,15 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
             if not (force_exclude and (settings.is_excluded(str(path)) or _git_ignored(path))):
                 found[path] = None
             continue
-        for candidate in _walk(path, settings):
+        for candidate in _walk(path, settings, unreadable):
             found[candidate] = None
     return list(found)
 
 
-def _walk(directory: Path, settings: Settings) -> list[Path]:
+def _walk(directory: Path, settings: Settings, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
     listed = _git_listed(directory)
     if listed is None:
-        listed = _plain_walk(directory, settings)
+        listed = _plain_walk(directory, settings, unreadable)
     return sorted(
         path
         for path in listed
@@ -35,9 +39,14 @@ def _walk(directory: Path, settings: Settings) -> list[Path]:
     )
 
 
-def _plain_walk(directory: Path, settings: Settings) -> list[Path]:
+def _plain_walk(directory: Path, settings: Settings, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
     result = []
-    for root, dirs, files in os.walk(directory):
+
+    def note(error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((Path(error.filename or directory), error))
+
+    for root, dirs, files in os.walk(directory, onerror=note):
         dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d), directory))
         result.extend(Path(root) / name for name in files)
     return result

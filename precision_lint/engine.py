@@ -1,37 +1,124 @@
-"""Checks one source text: prefilter, parse once, build the model, run the
-enabled rules in one pass over it, place and suppress the findings."""
+"""Checks one source text: prefilter, parse once, build the model (asking the
+project index about other modules), run the enabled rules in one pass over it,
+place and suppress the findings, and summarize the module for the index."""
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
+from .conditions import resolve
 from .diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
-from .model.semantic import build_model
+from .failures import internal_error
+from .model.evidence import collect_evidence
+from .model.semantic import SemanticModel, build_model
+from .model.summaries import Evidence, ProjectFacts
+from .positions import SourcePositions, forget_positions
+from .project.index import ModuleContext
+from .project.modules import ModuleIdentity, identify
+from .project.summary import exports_summary, summarize
 from .registry import all_rules
 from .rule import Finding, NodeEdit, Rule
+from .source import LineIndex
 from .suppression import noqa_by_line
 
-# A file with none of these cannot create a torch tensor or count with one, so it
-# cannot hold a hazard: it is skipped before parsing.
-_MAY_HOLD_HAZARD = re.compile(r"torch|\.sum\(|count_nonzero|bincount|numel|register_buffer|add_state")
+# A file with none of these cannot create a torch tensor, count with one, make an
+# int32 NumPy total or show the precision the model runs in (`model.bfloat16()`, an
+# fp16 setting), so it cannot hold a hazard or evidence: it is not parsed (only its
+# imports are read, for the project index).
+_MAY_HOLD_HAZARD = re.compile(
+    r"torch|\.sum\(|count_nonzero|bincount|numel|register_buffer|add_state|int32|intc"
+    r"|bfloat16|float16|\.half\(|Float16Module|MixedPrecision|autocast|GradScaler|bf16|fp16|precision="
+)
 
 
-def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diagnostic]:
+@dataclass
+class ModuleResult:
+    diagnostics: list[Diagnostic]
+    # the module parsed (None: not parsed), for the fixer to go on from
+    module: cst.Module | None = None
+    # the module's summary for the project index (None: nothing to summarize)
+    summary: dict | None = None
+    # what the model asked the project index, and what each answer was worth
+    dependencies: dict[str, str] = field(default_factory=dict)
+    # what this module and the project slice show about the model's precision
+    facts: ProjectFacts = field(default_factory=ProjectFacts)
+
+
+def needs_parse(source: str, codes: frozenset[str], summary_only: bool = False) -> bool:
+    """Whether checking `source` with `codes` parses it at all (the prefilter): the
+    input limits apply only to files that are parsed."""
     rules = [rule for rule in all_rules() if rule.code in codes]
-    model_rules = [rule for rule in rules if not rule.checks_suppressions]
-    suppression_rules = [rule for rule in rules if rule.checks_suppressions]
-    may_hold = bool(_MAY_HOLD_HAZARD.search(source))
-    if not (model_rules and may_hold) and not (suppression_rules and "noqa" in source):
-        return []
+    wants_model = summary_only or any(not rule.checks_suppressions for rule in rules)
+    model = wants_model and bool(_MAY_HOLD_HAZARD.search(source))
+    return model or (any(rule.checks_suppressions for rule in rules) and "noqa" in source)
+
+
+def check_source(
+    source: str,
+    filename: str,
+    codes: frozenset[str],
+    identity: ModuleIdentity | None = None,
+    project: dict | None = None,
+) -> list[Diagnostic]:
+    """The findings for one source text, settled by what this module and the project
+    slice show about the model's precision. `identity` names the module (default:
+    from the file's path); `project` is the slice of the project index it may ask.
+    A crash in the model or in a rule becomes an internal-error diagnostic for this
+    file (the other rules still run): one bug must not hide the rest of the run."""
+    try:
+        result = check_module(source, filename, codes, identity, project)
+        return resolve(result.diagnostics, result.facts)
+    finally:
+        forget_positions()  # the tree is done with
+
+
+def check_module(
+    source: str,
+    filename: str,
+    codes: frozenset[str],
+    identity: ModuleIdentity | None = None,
+    project: dict | None = None,
+    summary_only: bool = False,
+) -> ModuleResult:
+    """Unsettled findings (see conditions.py), the module's summary and what it asked
+    the project. `summary_only`: build the model for the summary, run no rule."""
+    identity = identity or identify(filename)
+    if not needs_parse(source, codes, summary_only):
+        return ModuleResult([], summary=exports_summary(source, identity.name, identity.package, filename))
+    if "\0" in source:  # Python refuses the file; libcst would parse it (and the model trip on it)
+        return ModuleResult([syntax_error(filename, source, None)])
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        return [syntax_error(filename, source, error)]
-    found = _model_diagnostics(module, filename, model_rules) if may_hold else []
-    directives = noqa_by_line(source)
+        return ModuleResult([syntax_error(filename, source, error)])
+    except Exception as error:  # libcst's own failures (a RecursionError, a panic)
+        return ModuleResult([internal_error(filename, "the parser (libcst)", error)])
+    return check_parsed(source, module, filename, codes, identity, project, summary_only)
+
+
+def check_parsed(
+    source: str,
+    module: cst.Module,
+    filename: str,
+    codes: frozenset[str],
+    identity: ModuleIdentity | None = None,
+    project: dict | None = None,
+    summary_only: bool = False,
+) -> ModuleResult:
+    """check_module for a source already parsed into `module`."""
+    identity = identity or identify(filename)
+    rules = [rule for rule in all_rules() if rule.code in codes and not summary_only]
+    model_rules = [rule for rule in rules if not rule.checks_suppressions]
+    suppression_rules = [rule for rule in rules if rule.checks_suppressions]
+    result = ModuleResult([], module)
+    found: list[Diagnostic] = []
+    failed: list[Diagnostic] = []
+    if (model_rules or summary_only) and _MAY_HOLD_HAZARD.search(source):
+        found, failed = _model_diagnostics(module, source, filename, model_rules, identity, project, result)
+    directives = noqa_by_line(source) if suppression_rules or found else {}
     kept: list[Diagnostic] = []
     used: dict[int, set[str]] = {}
     for diagnostic in found:
@@ -40,35 +127,105 @@ def check_source(source: str, filename: str, codes: frozenset[str]) -> list[Diag
             used.setdefault(diagnostic.noqa_row, set()).add(diagnostic.code or "")
         else:
             kept.append(diagnostic)
-    for rule in suppression_rules:
-        kept.extend(rule.check_suppressions(source, filename, directives, used))
-    return sorted(kept, key=Diagnostic.sort_key)
+    # With a failure, a suppression looks unused because its finding is missing: judging
+    # (and removing) it would be wrong, so the suppression rules wait for a clean run.
+    for rule in suppression_rules if not failed else ():
+        try:
+            kept.extend(rule.check_suppressions(source, filename, directives, used))
+        except Exception as error:
+            failed.append(internal_error(filename, _rule_label(rule), error))
+    result.diagnostics = sorted(kept + failed, key=Diagnostic.sort_key)
+    return result
 
 
-def _model_diagnostics(module: cst.Module, filename: str, rules: list[type[Rule]]) -> list[Diagnostic]:
-    model = build_model(module)
+def _rule_label(rule: type[Rule]) -> str:
+    return f"rule {rule.code} ({rule.name})"
+
+
+def _model_diagnostics(
+    module: cst.Module,
+    source: str,
+    filename: str,
+    rules: list[type[Rule]],
+    identity: ModuleIdentity,
+    project: dict | None,
+    result: ModuleResult,
+) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(findings, internal errors); the module's summary, dependencies and evidence
+    go into `result`."""
+    context = ModuleContext(project)
+    try:
+        model = build_model(module, identity.name, context, identity.package)
+        _summarize(model, source, filename, context, result)
+    except Exception as error:
+        return [], [internal_error(filename, "the semantic model", error)]
     findings: list[tuple[type[Rule], Finding]] = []
+    failed: list[Diagnostic] = []
     for rule in rules:
-        findings.extend((rule, finding) for finding in rule().check(model))
+        try:
+            findings.extend((rule, finding) for finding in rule().check(model))
+        except Exception as error:
+            failed.append(internal_error(filename, _rule_label(rule), error))
     if not findings:
-        return []
-    placer = _Placer(module)
-    return [placer.diagnostic(rule, finding, filename) for rule, finding in findings]
+        return [], failed
+    try:
+        placer = _Placer(module, source)
+    except Exception as error:
+        return [], [*failed, internal_error(filename, "placing the findings", error)]
+    placed = []
+    for rule, finding in findings:
+        try:
+            placed.append(placer.diagnostic(rule, finding, filename))
+        except Exception as error:
+            failed.append(internal_error(filename, _rule_label(rule), error))
+    return placed, failed
 
 
-def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError) -> Diagnostic:
+def _summarize(model: SemanticModel, source: str, filename: str, context: ModuleContext, result: ModuleResult) -> None:
+    own = [
+        Evidence(kind, _snippet(model.module, node), f"{filename}:{line_of(source, model.module, node)}")
+        for kind, node in collect_evidence(model)
+    ]  # fmt: skip
+    result.summary = summarize(model, filename, source, own)
+    result.dependencies = context.asked
+    result.facts = ProjectFacts(own + context.facts().evidence)
+
+
+def _snippet(module: cst.Module, node: cst.CSTNode) -> str:
+    text = " ".join(module.code_for_node(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def line_of(source: str, module: cst.Module, node: cst.CSTNode) -> int:
+    """The line where `node`'s code starts, found in the text: cheap for the few
+    nodes that need a line without a position pass (evidence)."""
+    code = module.code_for_node(node).strip()
+    first = code.splitlines()[0] if code else ""
+    for number, line in enumerate(source.splitlines(), start=1):
+        if first and first in line:
+            return number
+    return 1
+
+
+def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError | None) -> Diagnostic:
     # libcst's reported position can be off by a line; Python's compiler names the
     # offending line. Fall back to libcst's when Python accepts the code.
-    location = Location(error.raw_line, error.raw_column + 1)
-    message = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"
-    try:
-        compile(source, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as python_error:
-        if python_error.lineno:
-            location = Location(python_error.lineno, max(python_error.offset or 1, 1))
-            message = python_error.msg
-    except (ValueError, OverflowError):
-        pass
+    location = Location(error.raw_line, error.raw_column + 1) if error else Location(1, 1)
+    message = str(error.message).strip().splitlines()[0] if error and error.message else "invalid syntax"
+    nul = source.find("\0")
+    if nul >= 0:  # Python refuses the whole file without saying where
+        index = LineIndex(source)
+        row = index.row_of(nul)
+        location, message = Location(row, nul - index.starts[row - 1] + 1), "source code cannot contain a NUL byte"
+    else:
+        try:
+            compile(source, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except SyntaxError as python_error:
+            if python_error.lineno:
+                location = Location(python_error.lineno, max(python_error.offset or 1, 1))
+                message = python_error.msg
+        except (ValueError, OverflowError, RecursionError, MemoryError):
+            pass
     return Diagnostic(
         code=None,
         name="syntax-error",
@@ -84,35 +241,39 @@ class _Placer:
     """Turns node-based findings into positioned diagnostics. Positions are only
     computed for files that have findings (it costs a pass over the module)."""
 
-    def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    def __init__(self, module: cst.Module, source: str) -> None:
+        self.positions = SourcePositions(module, source)
 
     def span(self, node: cst.CSTNode) -> tuple[Location, Location]:
-        code_range = self.positions[node]
-        return (
-            Location(code_range.start.line, code_range.start.column + 1),
-            Location(code_range.end.line, code_range.end.column + 1),
-        )
+        return self.positions.approximate_span(node)
 
-    def edit(self, edit: NodeEdit) -> Edit:
-        start, end = self.span(edit.node)
+    def edit(self, edit: NodeEdit) -> Edit | None:
+        """None when the edit's line cannot be placed exactly in the source."""
+        here = self.positions.span(edit.node)
+        until = None if edit.until is None else self.positions.span(edit.until)
+        if here is None or (edit.until is not None and until is None):
+            return None
+        start, end = here
         if edit.where == "line_start":
             start = end = Location(start.row, 1)
         elif edit.where == "after":
             start = end
-            if edit.until is not None:
-                end = self.span(edit.until)[1]
-        elif edit.until is not None:
-            end = self.span(edit.until)[0]
+            if until is not None:
+                end = until[1]
+        elif until is not None:
+            end = until[0]
         return Edit(edit.content, start, end)
 
     def diagnostic(self, rule: type[Rule], finding: Finding, filename: str) -> Diagnostic:
         start, end = self.span(finding.node)
-        fix = None
+        fix, note = None, finding.note
         if finding.fix is not None:
-            edits = tuple(sorted({self.edit(e) for e in finding.fix.edits}, key=lambda e: (e.location, e.end_location)))
-            fix = Fix(finding.fix.applicability, finding.fix.message, edits)
+            edits = [self.edit(e) for e in finding.fix.edits]
+            if any(e is None for e in edits):
+                note = "no fix offered: libcst does not reproduce this line of the source exactly"
+            else:
+                ordered = tuple(sorted(set(edits), key=lambda e: (e.location, e.end_location)))
+                fix = Fix(finding.fix.applicability, finding.fix.message, ordered)
         related = tuple(Related(message, *self.span(node)) for node, message in finding.related)
         return Diagnostic(
             code=rule.code,
@@ -124,5 +285,6 @@ class _Placer:
             end_location=end,
             fix=fix,
             related=related,
-            note=finding.note,
+            note=note,
+            conditions=finding.conditions,
         )

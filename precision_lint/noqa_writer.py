@@ -2,20 +2,22 @@
 repository can adopt the tool and fail only on new hazards."""
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from .diagnostics import Diagnostic
+from .fix_guard import check_edits
 from .source import LineIndex, splice
 from .suppression import directive_text, noqa_by_line
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
+
+class NoqaRefused(Exception):
+    """The directives would change the code (a bug): nothing is written."""
 
 
 def add_noqa(source: str, diagnostics: list[Diagnostic]) -> tuple[str, int]:
     """(new source, number of lines given a directive). Lines ending in a backslash
-    continuation are left alone: a comment there would change the code."""
+    continuation are left alone: a comment there would change the code. Raises
+    NoqaRefused when the result would not parse or would change a statement."""
     codes_by_row: dict[int, list[str]] = {}
     for diagnostic in diagnostics:
         if diagnostic.code is not None:
@@ -23,9 +25,11 @@ def add_noqa(source: str, diagnostics: list[Diagnostic]) -> tuple[str, int]:
     if not codes_by_row:
         return source, 0
     existing = noqa_by_line(source)
-    index = LineIndex(source)
+    index = LineIndex(source)  # the same line model as noqa_by_line and the fixer
     pieces: list[tuple[int, int, str]] = []
     for row, codes in codes_by_row.items():
+        if row > index.line_count:
+            continue
         line = index.line(row)
         start = index.starts[row - 1]
         directive = existing.get(row)
@@ -37,9 +41,22 @@ def add_noqa(source: str, diagnostics: list[Diagnostic]) -> tuple[str, int]:
         elif not line.rstrip().endswith("\\"):
             end = start + len(line)
             pieces.append((end, end, f"  {directive_text(tuple(sorted(set(codes))))}"))
+    # A directive must land in a real comment: the end of a line inside a multi-line
+    # string is not one, and a "comment" there would change the string.
+    wanted = {index.row_of(start): codes_by_row[index.row_of(start)] for start, _, _ in pieces}
     text = splice(source, pieces)
+    written = noqa_by_line(text)
+    misplaced = {row for row, codes in wanted.items() if row not in written or not all(written[row].suppresses(c) for c in codes)}
+    if misplaced:
+        pieces = [piece for piece in pieces if index.row_of(piece[0]) not in misplaced]
+        text = splice(source, pieces)
+    if not pieces:
+        return source, 0
     try:
-        cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        return source, 0  # never write code that does not parse
+        before, after = cst.parse_module(source), cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise NoqaRefused(f"the directives would make code that does not parse ({error.message})") from None
+    problem = check_edits(source, before, after, pieces)
+    if problem:
+        raise NoqaRefused(f"the directives would change the code: {problem}")
     return text, len(pieces)

@@ -52,6 +52,11 @@ class Finding:
     fix: NodeFix | None = None
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
     note: str | None = None
+    # how the project's precision settings bear on the finding (see conditions.py):
+    # RUNTIME ("the model's dtype": raised to an error by half precision), CAST (a
+    # float buffer a whole-model cast lowers), DEFAULT (made in the default dtype),
+    # needs("autocast") (kept only when the project uses autocast)
+    conditions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ class Invalid:
     code: str
     fixed: str | None = None
     applicability: Applicability | None = None
+    # the finding's severity, where the example shows how the project settles it
+    severity: Severity | None = None
 
 
 class Rule:

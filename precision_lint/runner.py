@@ -1,31 +1,71 @@
-"""Runs the check (or the fixer) over many files, in parallel processes."""
+"""Runs the check (or the fixer) over many files, each in a worker process.
+
+A file costs at most itself: a Python exception becomes an internal-error diagnostic
+for that file (engine.py), and a worker that dies (libcst's native parser can segfault
+or abort on pathological input) is reported by the file it held and replaced by a fresh
+one, while the other files go on. Workers never write: under --fix they hand the fixed
+text back and this process writes it, so a fix is never written without being reported.
+"""
 from __future__ import annotations
 
 import difflib
+import multiprocessing
 import os
-import traceback
-from concurrent.futures import ProcessPoolExecutor
+import signal
+import sys
+import tempfile
+from collections import deque
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import Callable
 
-from .diagnostics import Diagnostic
-from .engine import check_source
+from .deep_stack import RECURSION_LIMIT, call_with_deep_stack
+from .diagnostics import Diagnostic, Location
+from .engine import check_module, needs_parse
+from .failures import CHECKER_CRASH, IO_ERROR, REPORT_HINT, failure, internal_error, is_failure
 from .fixer import fix_source
-from .source import read_source, write_atomically
+from .limits import InputLimits, check_limits
+from .positions import forget_positions
+from .source import (
+    BadCodingCookie, EncodingNotKept, SourceChanged, SourceFile, UndecodableSource, decode, encode_like,
+    signals_deferred, split_lines_keeping_ends, write_in_place,
+)  # fmt: skip
 
-# Below this many files a process pool costs more than it saves.
+# Below this many files one worker does the work: more cost more than they save.
 PARALLEL_THRESHOLD = 16
+# A worker's address space: libcst needs about 600 bytes per byte of source, so the
+# limit follows max-file-size, with room for the interpreter and the deep stack.
+MIN_WORKER_MEMORY = 4 * 1024**3
+MEMORY_PER_SOURCE_BYTE = 1200
 
 
 @dataclass(frozen=True)
 class Job:
     path: str
     codes: frozenset[str]
-    mode: str = "check"  # "check", "fix" (write) or "diff" (show, do not write)
+    # "check", "fix" (write), "diff" (show, do not write), or "summary" (only the
+    # module's summary, for a module the run imports but did not list)
+    mode: str = "check"
     unsafe: bool = False
     unfixable: frozenset[str] = frozenset()
     # `check --fix --verify`: the findings whose fix may be written (None: all)
     allowed: frozenset[tuple[str, int, int]] | None = None
+    limits: InputLimits = InputLimits()
+    # stdin: its bytes (`path` is the name it stands for); None reads the file
+    data: bytes | None = None
+    # the slice of the project index the file may ask (project/index.py)
+    project: dict | None = None
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """Fixed bytes to write over a file whose contents had `digest` when read."""
+
+    data: bytes
+    digest: str
+    # what stands when the write does not happen: the findings of the file as it is
+    unwritten: list[Diagnostic]
 
 
 @dataclass
@@ -34,62 +74,322 @@ class FileReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     fixed: list[Diagnostic] = field(default_factory=list)
     diff: str = ""
-    error: str | None = None
+    write: PendingWrite | None = None
+    # the fixed text (stdin --fix prints it); None when nothing changed
+    fixed_text: str | None = None
+    encoding: str = "utf-8"
+    # the hash of the contents that were checked (what the cache may key them on)
+    digest: str | None = None
+    # for the project index: the module's summary and what it asked of the index.
+    # A check's diagnostics are not yet settled by the project's evidence
+    # (conditions.py); project/analysis.py settles them once every module is in.
+    summary: dict | None = None
+    dependencies: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        """The file was not fully read, parsed, checked or written."""
+        return any(is_failure(d) for d in self.diagnostics)
+
+
+class Interrupted(Exception):
+    """SIGINT during the run; `reports` are the files finished (and written) so far."""
+
+    def __init__(self, reports: list[FileReport]) -> None:
+        super().__init__("interrupted")
+        self.reports = reports
 
 
 def run_job(job: Job) -> FileReport:
-    """Check or fix one file. A crash in one file is reported for that file; the
-    others are still checked (and the run exits 2)."""
+    """Check or fix one file. Anything that escapes the engine's own guards is still
+    only this file's internal error."""
     try:
         return _run_job(job)
-    except Exception:
-        return FileReport(job.path, error=f"internal error, please report it:\n{traceback.format_exc()}")
+    except Exception as error:  # MemoryError and RecursionError included
+        return FileReport(job.path, [internal_error(job.path, "the checker", error)])
 
 
 def _run_job(job: Job) -> FileReport:
-    path = Path(job.path)
+    loaded = _load(job)
+    if isinstance(loaded, Diagnostic):
+        return FileReport(job.path, [loaded])
+    source, size = loaded
+    summary_only = job.mode == "summary"
+    if needs_parse(source.text, job.codes, summary_only):
+        over = check_limits(source.text, size, job.path, job.limits)
+        if over is not None:
+            return FileReport(job.path, [over])
+    if job.mode in ("check", "summary"):
+        result = check_module(source.text, job.path, job.codes, project=job.project, summary_only=summary_only)
+        forget_positions()
+        return FileReport(
+            job.path, result.diagnostics, digest=source.digest, summary=result.summary, dependencies=result.dependencies
+        )  # fmt: skip
+    outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable, job.allowed, job.project)
+    report = FileReport(
+        job.path, outcome.remaining, outcome.fixed, encoding=source.encoding,
+        summary=outcome.summary, dependencies=outcome.dependencies,
+    )  # fmt: skip
+    if outcome.source == source.text:
+        return report
+    report.fixed_text = outcome.source
+    failures = [d for d in outcome.remaining if is_failure(d)]
+    if job.mode == "diff":
+        report.diff = unified_diff(source.text, outcome.source, job.path)
+        return report
     try:
-        source = read_source(path)
-    except (OSError, UnicodeDecodeError, SyntaxError) as error:
-        return FileReport(job.path, error=f"cannot read: {error}")
-    if job.mode == "check":
-        return FileReport(job.path, check_source(source.text, job.path, job.codes))
-    outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable, job.allowed)
-    report = FileReport(job.path, outcome.remaining, outcome.fixed, error=outcome.error)
-    if outcome.source != source.text:
-        if job.mode == "diff":
-            report.diff = unified_diff(source.text, outcome.source, job.path)
-        else:
-            try:
-                write_atomically(path, outcome.source, source.encoding)
-            except OSError as error:
-                return FileReport(job.path, outcome.remaining, error=f"cannot write the fixed file: {error}")
+        data = encode_like(source, outcome.source)
+    except EncodingNotKept as error:
+        problem = failure(IO_ERROR, job.path, f"The fixes were not written: {error}")
+        return FileReport(job.path, [*outcome.initial, *failures, problem])
+    if job.data is None:
+        report.write = PendingWrite(data, source.digest, [*outcome.initial, *failures])
     return report
+
+
+def _load(job: Job) -> tuple[SourceFile, int] | Diagnostic:
+    try:
+        raw = Path(job.path).read_bytes() if job.data is None else job.data
+    except OSError as error:
+        return failure(IO_ERROR, job.path, f"Cannot read the file: {error.strerror or error}")
+    try:
+        text, encoding = decode(raw)
+    except UndecodableSource as error:
+        return failure(IO_ERROR, job.path, f"Cannot decode the file: {error}", Location(error.row, error.column))
+    except BadCodingCookie as error:
+        return failure(IO_ERROR, job.path, f"Cannot decode the file: {error.msg}", Location(error.lineno or 1, 1))
+    return SourceFile(Path(job.path), text, encoding, raw), len(raw)
+
+
+def commit(report: FileReport) -> FileReport:
+    """Write a fixed file (in this process, so the report always says what was
+    written). A file that changed since it was read, or that cannot be written, keeps
+    its findings in the report, with the reason."""
+    pending = report.write
+    if pending is None:
+        return report
+    report.write = None
+    try:
+        write_in_place(Path(report.path), pending.data, pending.digest)
+    except SourceChanged:
+        problem = failure(IO_ERROR, report.path, "The file changed since it was read: the fixes were not written; run again")
+    except OSError as error:
+        problem = failure(IO_ERROR, report.path, f"Cannot write the fixed file: {error.strerror or error}")
+    else:
+        return report
+    return FileReport(report.path, [*pending.unwritten, problem], encoding=report.encoding)
 
 
 def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=path, tofile=path
-        )
+        difflib.unified_diff(split_lines_keeping_ends(before), split_lines_keeping_ends(after), fromfile=path, tofile=path)
     )
 
 
+# -- workers ------------------------------------------------------------------------
 def run_jobs(jobs: list[Job]) -> list[FileReport]:
-    workers = min(os.cpu_count() or 1, len(jobs))
-    if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
-        return [run_job(job) for job in jobs]
-    # Largest files first, in small chunks, so no worker is left with a long tail.
-    order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
+    """One report per job, in the order of `jobs`; fixed files are written as their
+    reports arrive. Raises Interrupted (with what is done) on SIGINT."""
+    if not jobs:
+        return []
+    count = 1 if len(jobs) < PARALLEL_THRESHOLD else max(1, min(os.cpu_count() or 1, len(jobs)))
+    memory = max(MIN_WORKER_MEMORY, MEMORY_PER_SOURCE_BYTE * max(job.limits.max_file_size for job in jobs))
+    pool = _Pool(count, memory)
     reports: list[FileReport | None] = [None] * len(jobs)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for index, report in zip(order, pool.map(run_job, [jobs[i] for i in order], chunksize=4)):
-            reports[index] = report
+
+    def finish(number: int, report: FileReport) -> None:
+        with signals_deferred():  # a written file is always recorded as written
+            reports[number] = commit(report)
+
+    # Largest files first, so no worker is left with a long tail.
+    order = deque(sorted(range(len(jobs)), key=lambda i: -_size(jobs[i])))
+    try:
+        pool.run(jobs, order, finish)
+    except KeyboardInterrupt:
+        pool.stop(now=True)
+        raise Interrupted([r for r in reports if r is not None]) from None
+    except _NoWorkers:
+        # No worker process can be started here (a sandbox without fork): check in
+        # this process, on a deep stack; a crash is then no longer contained.
+        pool.stop(now=True)
+        try:
+            for number in range(len(jobs)):
+                if reports[number] is None:
+                    finish(number, call_with_deep_stack(run_job, jobs[number]))
+        except KeyboardInterrupt:
+            raise Interrupted([r for r in reports if r is not None]) from None
+    pool.stop()
     return [report for report in reports if report is not None]
 
 
-def _size(path: str) -> int:
+class _NoWorkers(Exception):
+    pass
+
+
+class _Pool:
+    """Worker processes that each take one job at a time, so a worker that dies is
+    known by the job it held; it is replaced and the run goes on."""
+
+    def __init__(self, size: int, memory: int) -> None:
+        self.size, self.memory = size, memory
+        method = "fork" if sys.platform.startswith("linux") else "spawn"
+        self.context = multiprocessing.get_context(method)
+        self.workers: list[_Worker] = []
+        self.early_deaths = 0
+
+    def run(self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None]) -> None:
+        idle = [self._start() for _ in range(min(self.size, len(order)))]
+        busy: list[_Worker] = []
+        while order or busy:
+            while idle and order:
+                worker = idle.pop()
+                number = order.popleft()
+                if worker.give(number, jobs):
+                    busy.append(worker)
+                else:  # it died before taking the job: the job is not to blame
+                    order.appendleft(number)
+                    self._retire(worker)
+                    self.early_deaths += 1
+                    if self.early_deaths > 3:
+                        raise _NoWorkers("worker processes die before they take a job")
+                    idle.append(self._start())
+            ready = set(wait([w.connection for w in busy] + [w.process.sentinel for w in busy]))
+            for worker in [w for w in busy if w.connection in ready or w.process.sentinel in ready]:
+                busy.remove(worker)
+                number, report = worker.job, worker.collect()
+                worker.job = None
+                if report is None:  # it died with the job
+                    finish(number, _crash_report(jobs[number], worker.process.exitcode, worker.last_words()))
+                    self._retire(worker)
+                    if order:
+                        idle.append(self._start())
+                else:
+                    finish(number, report)
+                    idle.append(worker)
+
+    def _start(self) -> _Worker:
+        try:
+            handle, log = tempfile.mkstemp(prefix="precision-lint-worker-", suffix=".log")
+            os.close(handle)
+            parent, child = self.context.Pipe()
+            process = self.context.Process(target=_worker_main, args=(child, self.memory, log), daemon=True)
+            process.start()
+        except OSError as error:
+            raise _NoWorkers(str(error)) from error
+        child.close()
+        worker = _Worker(process, parent, log)
+        self.workers.append(worker)
+        return worker
+
+    def _retire(self, worker: _Worker) -> None:
+        worker.close(now=True)
+        self.workers.remove(worker)
+
+    def stop(self, now: bool = False) -> None:
+        for worker in self.workers:
+            worker.close(now)
+        self.workers = []
+
+
+class _Worker:
+    def __init__(self, process, connection: Connection, log: str) -> None:
+        self.process, self.connection, self.log = process, connection, log
+        self.job: int | None = None
+
+    def give(self, number: int, jobs: list[Job]) -> bool:
+        self.job = number
+        try:
+            self.connection.send(jobs[number])
+        except (OSError, ValueError):
+            self.job = None
+            return False
+        return True
+
+    def collect(self) -> FileReport | None:
+        """The report, or None when the worker died before sending it."""
+        try:
+            if self.connection.poll():
+                return self.connection.recv()
+        except (EOFError, OSError):
+            pass
+        self.process.join(timeout=5)
+        return None
+
+    def close(self, now: bool = False) -> None:
+        if not now:
+            try:
+                self.connection.send(None)
+            except (OSError, ValueError):
+                pass
+            self.process.join(timeout=1)
+        self.connection.close()
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        try:
+            os.unlink(self.log)
+        except OSError:
+            pass
+
+    def last_words(self) -> str:
+        """The end of what the worker wrote to stderr (a native crash's message)."""
+        try:
+            with open(self.log, "rb") as stream:
+                lines = stream.read()[-4000:].decode("utf-8", "replace").strip().splitlines()
+        except OSError:
+            return ""
+        return lines[0].strip() if lines else ""
+
+
+def _worker_main(connection: Connection, memory: int, log: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the run, and us
+    # A native crash writes to stderr; it goes to the log, and into the file's report.
+    with open(log, "ab") as stream:
+        os.dup2(stream.fileno(), 2)
+    _limit_memory(memory)
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    while True:
+        try:
+            job = connection.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        connection.send(call_with_deep_stack(run_job, job))
+
+
+def _limit_memory(limit: int) -> None:
+    """Runaway allocation ends this worker (reported by its file), not the machine."""
     try:
-        return os.stat(path).st_size
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard == resource.RLIM_INFINITY or hard > limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _crash_report(job: Job, exitcode: int | None, last_words: str = "") -> FileReport:
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"was killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"was killed by signal {-exitcode}"
+    else:
+        how = f"exited with status {exitcode}"
+    if exitcode in (-signal.SIGABRT, -signal.SIGKILL):
+        how += " (it may have run out of memory)"
+    message = f"The checker process {how} while checking this file: it was not checked"
+    said = f"It said: {last_words[:200]!r}. " if last_words else ""
+    note = f"{said}libcst's parser can crash on deeply nested input. {REPORT_HINT}"
+    return FileReport(job.path, [failure(CHECKER_CRASH, job.path, message, note=note)])
+
+
+def _size(job: Job) -> int:
+    if job.data is not None:
+        return len(job.data)
+    try:
+        return os.stat(job.path).st_size
     except OSError:
         return 0

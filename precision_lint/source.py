@@ -1,15 +1,25 @@
-"""Reading and writing Python source exactly: encoding, newlines, permissions."""
+"""Reading and writing Python source exactly: encoding, newlines, the file itself.
+
+One line model for the whole tool: `\\n`, `\\r\\n` and a lone `\\r` end a line, nothing
+else does (not a form feed, not U+2028): the suppressions, the noqa writer, the
+fixer's edits, positions and diffs all count lines this way, as Python and libcst do.
+"""
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
-import tempfile
+import signal
+import threading
 import tokenize
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 @dataclass(frozen=True)
@@ -19,11 +29,61 @@ class SourceFile:
     encoding: str
     raw: bytes
 
+    @property
+    def digest(self) -> str:
+        return content_digest(self.raw)
+
+
+class UndecodableSource(UnicodeDecodeError):
+    """The bytes are not text in the file's declared encoding; `row` and `column`
+    (1-based) say where the first bad byte is."""
+
+    def __init__(self, error: UnicodeDecodeError, row: int, column: int) -> None:
+        super().__init__(error.encoding, error.object, error.start, error.end, error.reason)
+        self.row, self.column = row, column
+
+
+class BadCodingCookie(SyntaxError):
+    """An unknown codec in the coding cookie, or a cookie that contradicts the BOM;
+    `lineno` is the cookie's line."""
+
+
+def content_digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
 
 def decode(raw: bytes) -> tuple[str, str]:
-    """(text, encoding) honouring a PEP 263 coding cookie or BOM; newlines kept."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    return raw.decode(encoding), encoding
+    """(text, encoding) honouring a PEP 263 coding cookie or BOM; newlines kept.
+    Raises UndecodableSource (where the first bad byte is) or BadCodingCookie."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as error:
+        if _cookie_row(raw) is None:
+            encoding = "utf-8"  # not a cookie: bad UTF-8 in the first two lines, found below
+        else:
+            problem = BadCodingCookie(str(error.msg if error.msg else error))
+            problem.lineno = _cookie_row(raw)
+            raise problem from None
+    try:
+        return raw.decode(encoding), encoding
+    except UnicodeDecodeError as error:
+        row, column = _position_of_byte(raw, error.start, encoding)
+        raise UndecodableSource(error, row, column) from None
+
+
+def _cookie_row(raw: bytes) -> int | None:
+    """The line (1 or 2) of a coding cookie, or None when there is none."""
+    for number, line in enumerate(raw.splitlines()[:2], start=1):
+        if b"coding" in line and line.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"#"):
+            return number
+    return None
+
+
+def _position_of_byte(raw: bytes, offset: int, encoding: str) -> tuple[int, int]:
+    """1-based row and character column of byte `offset` (the text before it decodes)."""
+    before = raw[:offset].decode(encoding, errors="replace")
+    starts = [0] + [match.end() for match in LINE_BREAK.finditer(before)]
+    return len(starts), len(before) - starts[-1] + 1
 
 
 def read_source(path: Path) -> SourceFile:
@@ -32,32 +92,91 @@ def read_source(path: Path) -> SourceFile:
     return SourceFile(path, text, encoding, raw)
 
 
-def write_atomically(path: Path, text: str, encoding: str) -> None:
-    """Replace `path` in one step, keeping its permissions: a reader never sees a
-    half-written file and a crash never leaves one."""
-    path = Path(os.path.realpath(path))  # write through a symlink, keep the link
-    data = text.encode(encoding)
-    mode = os.stat(path).st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+class SourceChanged(OSError):
+    """The file on disk is not what the fixes were computed from."""
+
+
+class EncodingNotKept(ValueError):
+    """The fixed text cannot be written back in the file's own encoding."""
+
+
+def encode_like(original: SourceFile, text: str) -> bytes:
+    """`text` in `original`'s encoding; refused when that would not keep the encoding
+    (a codec that does not round-trip the original, a character it cannot hold)."""
+    if original.text.encode(original.encoding) != original.raw:
+        raise EncodingNotKept(f"its {original.encoding} text does not re-encode to the same bytes")
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+        return text.encode(original.encoding)
+    except UnicodeEncodeError as error:
+        raise EncodingNotKept(f"the fixed text has characters {original.encoding} cannot hold ({error.reason})") from None
+
+
+def write_in_place(path: Path, data: bytes, expected_digest: str) -> None:
+    """Overwrite the file's contents through the file itself, as Ruff does: the inode
+    stays, so owner, group, mode, hard links, ACLs and extended attributes are kept
+    (a symlink is followed, not replaced). Raises SourceChanged, writing nothing, when
+    the file's contents are no longer those with `expected_digest` (an edit saved while
+    the fixes were computed). SIGINT waits until the write is complete."""
+    with signals_deferred(), open(path, "r+b") as stream:
+        if content_digest(stream.read()) != expected_digest:
+            raise SourceChanged(f"{path} changed since it was read")
+        stream.seek(0)
+        stream.write(data)
+        stream.truncate()
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def write_text_in_place(path: Path, original: SourceFile, text: str) -> None:
+    write_in_place(path, encode_like(original, text), original.digest)
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM for the duration: a half-written source file, or one
+    written and not reported, would be worse than either. Their handlers are swapped
+    for a note (blocking the signal would not do: another thread could take it), and
+    what arrived is raised again when the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread handles signals in Python
+        return
+    arrived: list[int] = []
+    previous = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(number)
+        if handler is None:  # installed outside Python: cannot be put back, left alone
+            continue
+        previous[number] = handler
+        signal.signal(number, lambda received, frame: arrived.append(received))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(arrived):
+            signal.raise_signal(number)
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of `text` without their endings, in the one line model."""
+    return [LINE_BREAK.sub("", line) for line in split_lines_keeping_ends(text)]
+
+
+def split_lines_keeping_ends(text: str) -> list[str]:
+    return _LINE_WITH_END.findall(text)
 
 
 def splice(text: str, pieces: list[tuple[int, int, str]]) -> str:
     """`text` with each (start, end, content) piece replacing text[start:end]; the
-    pieces must not overlap. Applied from the end so earlier offsets stay valid."""
-    for start, end, content in sorted(pieces, key=lambda p: (p[0], p[1]), reverse=True):
-        text = text[:start] + content + text[end:]
-    return text
+    pieces must not overlap. Built in one pass, in order of position."""
+    parts: list[str] = []
+    position = 0
+    for start, end, content in sorted(pieces, key=lambda p: (p[0], p[1])):
+        parts.append(text[position:start])
+        parts.append(content)
+        position = max(position, end)
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 class LineIndex:
@@ -65,16 +184,34 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
+        self.starts = [0] + [match.end() for match in LINE_BREAK.finditer(text)]
 
     def offset(self, row: int, column: int) -> int:
         return self.starts[row - 1] + column - 1
 
+    def row_of(self, offset: int) -> int:
+        """The 1-based row holding string offset `offset`."""
+        low, high = 0, len(self.starts) - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self.starts[middle] <= offset:
+                low = middle
+            else:
+                high = middle - 1
+        return low + 1
+
     def line(self, row: int) -> str:
         start = self.starts[row - 1]
         end = self.starts[row] if row < len(self.starts) else len(self.text)
-        return _LINE_BREAK.sub("", self.text[start:end])
+        return LINE_BREAK.sub("", self.text[start:end])
 
     @property
     def line_count(self) -> int:
         return len(self.starts)
+
+
+__all__ = [
+    "BadCodingCookie", "EncodingNotKept", "LineIndex", "SourceChanged", "SourceFile", "UndecodableSource",
+    "content_digest", "decode", "encode_like", "read_source", "splice", "split_lines",
+    "signals_deferred", "split_lines_keeping_ends", "write_in_place", "write_text_in_place",
+]  # fmt: skip

@@ -5,12 +5,14 @@ from typing import Iterable
 
 import libcst as cst
 
+from precision_lint.conditions import RUNTIME
 from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.arguments import drop_arg
 from precision_lint.model.accumulators import only_lengths
-from precision_lint.model.dtypes import BFLOAT16, FLOAT16, FLOAT64
+from precision_lint.model.dtypes import BFLOAT16, FLOAT16, FLOAT64, RUNTIME_FLOAT
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.torch_api import CUMULATIVE_METHODS
 from precision_lint.model.values import CallFact, Value
 from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
 
@@ -26,6 +28,11 @@ class CountInFloat(Rule):
     `count.half()` / `count.to(torch.bfloat16)`, and a count packed with a float into
     one tensor (`torch.cat([loss.view(1), num_tokens.view(1)])`, `torch.stack((loss, n))`,
     `torch.tensor([loss_sum, n])`), which silently takes the float's dtype.
+
+    Counts converted to the dtype the model runs in (`count.to(logits.dtype)`,
+    `mask.sum(-1).type_as(hidden)`, a one-hot's running count in the gate's dtype) are
+    reported as warnings, and as errors when the project casts its model to half
+    precision: under bfloat16 they are exact only up to 256.
 
     ## Why is this bad?
     The sum of a bool mask is an exact int64. Summed in float32 it is rounded past
@@ -74,6 +81,10 @@ class CountInFloat(Rule):
         "import torch\nn = (pred == y).sum().item()\nx = float(n)\n",
         "import torch\nw = torch.rand(4)\ns = (w * mask).sum()\n",
         "import torch\nout = torch.cat([a.view(1), b.view(1)])\n",
+        # converted to the dtype of integer data: exact
+        "import torch\ndef f(mask, lengths):\n    return mask.bool().sum(-1).to(lengths.dtype)\n",
+        # a float ratio in the model's dtype is not a count
+        "import torch\ndef f(logits, y):\n    return (logits.argmax(-1) == y).float().mean().to(logits.dtype)\n",
     ]
     INVALID = [
         Invalid(
@@ -95,6 +106,28 @@ class CountInFloat(Rule):
         Invalid("import torch\ntokens = mask.bool().sum().to(torch.bfloat16)\n", fixed=None),
         Invalid("import torch\nn = (labels != -100).sum()\npacked = torch.cat([loss.float().view(1), n.view(1)])\n", fixed=None),
         Invalid("import torch\nn = (labels != -100).sum().item()\nstats = torch.tensor([loss.float().item(), n])\n", fixed=None),
+        # a count converted to the dtype of the model's data: a warning (bfloat16 in a bf16 run)
+        Invalid(
+            "import torch\ndef ptm(logits, pair_mask):\n    n = pair_mask.bool().sum(-1).to(logits.dtype)\n    return 1.24 * (n - 15) ** (1 / 3)\n",
+            severity=Severity.WARNING,
+        ),
+        # running counts of a one-hot in the gate's dtype: slots past 256 collide in bf16
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\ndef slots(expert_idx, gates, n):\n"
+            "    one_hot = F.one_hot(expert_idx, n).type_as(gates)\n    return torch.cumsum(one_hot, dim=0) - 1\n",
+            severity=Severity.WARNING,
+        ),
+        # a loss's `.item()` is a Python float: packed with a count, the count goes float
+        Invalid(
+            "import torch\nloss_sum, tokens = 0.0, 0\nfor b in batches:\n    n = int((b.labels != -100).sum())\n"
+            "    loss_sum += model(b).loss.item() * n\n    tokens += n\nstats = torch.tensor([loss_sum, tokens], device='cuda')\n"
+        ),
+        # a layer's input is the model's data: a mask counted in its dtype
+        Invalid(
+            "import torch\nclass MeanPool(torch.nn.Module):\n    def forward(self, x, valid):\n"
+            "        weights = valid.bool().to(x.dtype)\n        return (x * weights[..., None]).sum(1) / weights.sum(dim=1, keepdim=True)\n",
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
@@ -113,26 +146,41 @@ class CountInFloat(Rule):
         dtype = value.dtype
         if only_lengths([value.length], dtype):
             return None  # batch sizes in float32: exact up to 16.7M samples (PH201)
-        name = dtype.name if dtype is not None else "a float dtype"
-        if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"):
+        name = dtype.label if dtype is not None else "a float dtype"
+        runtime = dtype is RUNTIME_FLOAT
+        if _packs(fact):
             return Finding(
                 fact.node,
-                f"a count is packed with floats into one {name} tensor and rounded with them",
+                f"a count is packed with floats into one tensor ({name}) and rounded with them",
                 Severity.WARNING,
                 note="No fix: keep the count in its own int64 tensor (or reduce it separately).",
+                conditions=(RUNTIME,) if runtime else (),
             )
         is_sum = fact.method == "sum" or fact.qualified == "torch.sum"
-        if dtype not in LOW_PRECISION and not (is_sum and accumulated):
+        if dtype not in LOW_PRECISION and not runtime and not (is_sum and accumulated):
             return None  # a float32 count used once (a per-batch ratio) is exact enough
+        if runtime and value.length and not accumulated:
+            return None  # one dimension (a rank, a length) in the model's dtype: small, and not summed
         severity = Severity.ERROR if dtype in LOW_PRECISION else Severity.WARNING
         limit = dtype.exact_integer_limit_text if dtype is not None else "its limit"
-        what = "summed" if is_sum else "converted"
+        what = "summed" if is_sum else ("cumulated" if fact.method in CUMULATIVE_METHODS else "converted")
+        if runtime and value.dtype_source:
+            name = f"{name} ({value.dtype_source})"
         message = f"integer counts {what} in {name}, exact only up to {limit}"
         fix = _drop_cast(fact, model) if is_sum else None
         note = None if fix else "No fix: convert after `.item()`, or keep the count int64."
         if dtype == FLOAT64:
             severity = Severity.WARNING
-        return Finding(fact.node, message, severity, fix, note=note)
+        return Finding(fact.node, message, severity, fix, note=note, conditions=(RUNTIME,) if runtime else ())
+
+
+def _packs(fact: CallFact) -> bool:
+    """`torch.cat([loss, n])`, `torch.tensor([loss_sum, n])`: counts packed with floats
+    (a single count wrapped into a float tensor is a conversion)."""
+    if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate"):
+        return True
+    data = fact.node.args[0].value if fact.node.args and fact.qualified in ("torch.tensor", "torch.as_tensor") else None
+    return isinstance(data, (cst.List, cst.Tuple))
 
 
 def _drop_cast(fact: CallFact, model: SemanticModel) -> NodeFix | None:

@@ -4,22 +4,16 @@ from __future__ import annotations
 from typing import Iterable
 
 
+from precision_lint.conditions import RUNTIME
 from precision_lint.diagnostics import Severity
+from precision_lint.model.dtypes import RUNTIME_FLOAT
 from precision_lint.model.accumulators import Accumulator, narrowest_dtype, only_lengths
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.torch_api import COLLECTIVE_METHODS, COLLECTIVES
+from precision_lint.model.values import FLOAT_COUNT_ELSEWHERE
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
 
-COLLECTIVES = {
-    # qualified name -> (keyword, position) of the tensor that is reduced or sent
-    "torch.distributed.all_reduce": ("tensor", 0),
-    "torch.distributed.reduce": ("tensor", 0),
-    "torch.distributed.all_reduce_coalesced": ("tensors", 0),
-    "torch.distributed.all_gather": ("tensor", 1),
-    "torch.distributed.all_gather_into_tensor": ("input_tensor", 1),
-    "torch.distributed.reduce_scatter": ("input_list", 1),
-    "torch.distributed.reduce_scatter_tensor": ("input", 1),
-}
 
 
 class FloatCountCollective(Rule):
@@ -29,7 +23,12 @@ class FloatCountCollective(Rule):
     `all_gather`, `reduce_scatter` and their `_tensor`/`_into_tensor` variants, through
     any alias such as `dist`) of a floating tensor that holds integer counts: an
     accumulator of counts (PH001), a count converted to float or summed in float
-    (PH002), or a `[loss, count]` tensor packed into one float tensor.
+    (PH002), a `[loss, count]` tensor packed into one float tensor, or a Python count
+    wrapped into one (`torch.tensor(n, dtype=torch.float)`, `FloatTensor([float(n)])`).
+    DeepSpeed's `deepspeed.comm`, `torch.distributed`'s functional and autograd
+    collectives, and framework helpers (`accelerator.reduce(t)`, `self.all_gather(t)`,
+    `strategy.reduce(t)`) are collectives too; so are counts made float in a helper
+    or another module.
 
     ## Why is this bad?
     Each rank's count may be small; their sum over thousands of ranks is not. A float32
@@ -66,6 +65,10 @@ class FloatCountCollective(Rule):
         "import torch.distributed as dist\nimport torch\nn = (labels != -100).sum()\ndist.all_reduce(n)\n",
         "import torch.distributed as dist\nimport torch\nloss = model(x).loss.detach()\ndist.all_reduce(loss)\n",
         "import torch.distributed as dist\nimport torch\nn = torch.zeros(1, dtype=torch.int64)\nfor b in bs:\n    n += b.numel()\ndist.all_reduce(n)\n",
+        # a float loss through a framework's reduce helper
+        "import torch\ndef log_loss(accelerator, loss):\n    return accelerator.reduce(loss.detach(), reduction='mean')\n",
+        # an int64 count through DeepSpeed's comm module
+        "import torch\nimport deepspeed.comm as ds_dist\nn = (labels != -100).sum()\nds_dist.all_reduce(n)\n",
     ]
     INVALID = [
         Invalid("import torch.distributed as dist\nimport torch\nn = (labels != -100).sum().float()\ndist.all_reduce(n)\n"),
@@ -78,39 +81,62 @@ class FloatCountCollective(Rule):
             "dist.all_reduce(packed)\n"
         ),
         Invalid("import torch\nimport torch.distributed as dist\nc = (p == y).float().sum()\nout = [torch.zeros_like(c), torch.zeros_like(c)]\ndist.all_gather(out, c)\n"),
+        # a Python count wrapped into a float32 tensor, then all-reduced
+        Invalid("import torch\nimport torch.distributed as dist\nn = sum(len(b) * b.shape[1] for b in batches)\nt = torch.tensor(n, dtype=torch.float32, device='cuda')\ndist.all_reduce(t)\n"),
+        Invalid("import torch\nimport torch.distributed as dist\nn = (labels != -100).sum().item()\nt = torch.cuda.FloatTensor([float(n)])\ndist.all_reduce(t)\n"),
+        # DeepSpeed's comm module is torch.distributed by another name
+        Invalid("import torch\nimport deepspeed.comm as ds_dist\nn = (labels != -100).sum().float()\nds_dist.all_reduce(n)\n"),
+        # a framework's reduce helper of a float count
+        Invalid("import torch\ndef log_tokens(accelerator, labels):\n    n = (labels != -100).sum().to(torch.float32)\n    return accelerator.reduce(n, reduction='sum')\n"),
+        # the counts become float in a helper of another function
+        Invalid(
+            "import torch\nimport torch.distributed as dist\ndef tokens(labels):\n    return (labels != -100).sum().float()\n"
+            "def sync(labels):\n    n = tokens(labels)\n    dist.all_reduce(n)\n    return n\n"
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
         calls = {id(fact.node): fact for fact in model.calls}
         accumulators = {id(a.creation): a for a in model.accumulators}
         for fact in model.calls:
-            if fact.qualified not in COLLECTIVES:
-                continue
-            keyword, position = COLLECTIVES[fact.qualified]
-            arg = find_arg(fact.node, keyword, position)
+            arg = _reduced_argument(fact, model)
             if arg is None:
                 continue
             value = model.value_of(arg.value)
-            if not value.is_floating:
+            if not value.is_floating or (value.float_count and only_lengths([value.length], value.dtype)):
                 continue
-            site, why = None, ""
-            if value.float_count and value.float_count in calls:
-                if not only_lengths([value.length], value.dtype):
-                    site, why = calls[value.float_count].node, "where the counts became floating"
+            related, where = (), ""
+            if value.float_count in calls:
+                related = ((calls[value.float_count].node, "where the counts became floating"),)
+            elif value.float_count == FLOAT_COUNT_ELSEWHERE:
+                where = f"; counts from {value.via}" if value.via else ""
             else:
                 counting = [accumulators[id(c)] for c in value.origins if id(c) in accumulators]
                 counting = [a for a in counting if _holds_counts(a)]
-                if counting:
-                    site, why = counting[0].creation.node, "the float accumulator of counts"
-            if site is None:
-                continue
-            dtype = value.dtype.name if value.dtype is not None else "a float dtype"
-            name = fact.qualified.rpartition(".")[2]
-            message = f"`{name}` of counts held in {dtype}: the sum over ranks is rounded"
+                if not counting:
+                    continue
+                related = ((counting[0].creation.node, "the float accumulator of counts"),)
+            name = (fact.qualified or fact.method or "").rpartition(".")[2]
+            message = f"`{name}` of counts held in {value.dtype.label if value.dtype else 'a float dtype'}: the sum over ranks is rounded{where}"
+            runtime = value.dtype is RUNTIME_FLOAT
             yield Finding(
-                fact.node, message, Severity.ERROR, related=((site, why),),
-                note="No fix here: fix the related line (PH001 / PH002) so the counts stay int64.",
+                fact.node, message, Severity.WARNING if runtime else Severity.ERROR, related=related,
+                note="No fix here: fix the line that makes the counts floating (PH001 / PH002) so they stay int64.",
+                conditions=(RUNTIME,) if runtime else (),
             )  # fmt: skip
+
+
+def _reduced_argument(fact, model: SemanticModel):
+    """The tensor a collective reduces or gathers: `dist.all_reduce(t)`, or a framework
+    helper's first argument (`accelerator.reduce(t, "sum")`, `self.all_gather(t)`)."""
+    if fact.qualified in COLLECTIVES:
+        keyword, position = COLLECTIVES[fact.qualified]
+        return find_arg(fact.node, keyword, position)
+    if fact.method in COLLECTIVE_METHODS and fact.node.args:
+        receiver = model.value_of(fact.node.func.value)
+        if not receiver.is_tensor and not receiver.is_container:
+            return fact.node.args[0] if fact.node.args[0].keyword is None else None
+    return None
 
 
 def _holds_counts(accumulator: Accumulator) -> bool:

@@ -6,7 +6,9 @@ from typing import Iterable
 import libcst as cst
 
 from precision_lint.diagnostics import Applicability, Severity
-from precision_lint.model.dtypes import BFLOAT16, FLOAT16
+from precision_lint.conditions import RUNTIME, needs
+from precision_lint.model.dtypes import BFLOAT16, FLOAT16, RUNTIME_FLOAT
+from precision_lint.model.evidence import AUTOCAST
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.model.values import CallFact, Kind
@@ -25,6 +27,14 @@ class LowPrecisionPositions(Rule):
     `.to(torch.bfloat16)` / `.type_as(t)` with `t` in low precision, and
     `torch.arange(..., dtype=self.buf.dtype)` or `.type_as(self.buf)` where `buf` is a
     registered buffer, which `model.to(torch.bfloat16)` or `model.half()` casts.
+
+    Positions in the dtype the model runs in (`dtype=query.dtype`,
+    `positions.type_as(hidden)`) are warnings, errors once the project casts its model
+    to half precision. Positions built in float32 are still rounded when a matmul,
+    `F.linear`, an `nn.Linear` or a contracting `einsum` takes them under autocast:
+    inside `with torch.autocast(dtype=torch.bfloat16)` that is always reported; in no
+    such region, only when the project uses autocast (its callers may run under it).
+    An elementwise product, `torch.outer` and an outer-product `einsum` stay float32.
 
     ## Why is this bad?
     bfloat16 holds every integer only up to 256, float16 up to 2,048. Past that,
@@ -51,7 +61,9 @@ class LowPrecisionPositions(Rule):
     ```
 
     ## Fix safety
-    The fix builds the positions in float32 (`dtype=torch.float32`, `.float()`). It is
+    Under autocast there is no fix: disable it around the computation
+    (`torch.autocast(device_type, enabled=False)`) with float32 operands. Otherwise the
+    fix builds the positions in float32 (`dtype=torch.float32`, `.float()`). It is
     unsafe: what the positions feed next may then run in float32 rather than in the
     low precision the code had, which changes results (for the better) and memory.
     """
@@ -78,6 +90,17 @@ class LowPrecisionPositions(Rule):
         "import torch\ndef f(n):\n    ref = torch.zeros(1)\n    return torch.arange(n, dtype=ref.dtype)\n",
         # values, not positions, in bfloat16
         "import torch\nx = torch.randn(8).to(torch.bfloat16)\n",
+        # float32 positions in a matmul, in a project that never uses autocast
+        "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n    return t[:, None] @ inv_freq[None, :]\n",
+        # autocast turned off around the matmul
+        "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n"
+        "    with torch.autocast('cuda', enabled=False):\n        return t[:, None] @ inv_freq[None, :]\n"
+        "with torch.autocast('cuda', dtype=torch.bfloat16):\n    pass\n",
+        # an outer-product einsum and an elementwise product stay float32 under autocast
+        "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n"
+        "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return torch.einsum('i,j->ij', t, inv_freq), t[:, None] * inv_freq\n",
+        # positions in the dtype of integer data
+        "import torch\ndef f(input_ids):\n    return torch.arange(input_ids.shape[1], dtype=input_ids.dtype)\n",
     ]
     INVALID = [
         Invalid(
@@ -121,6 +144,44 @@ class LowPrecisionPositions(Rule):
             "    def forward(self, n):\n        return torch.arange(n, dtype=torch.float32)\n",
             applicability=Applicability.UNSAFE,
         ),
+        # positions in the dtype of the model's data: a warning
+        Invalid(
+            "import torch\ndef rope(query, n):\n    t = torch.arange(n, device=query.device, dtype=query.dtype)\n    return t\n",
+            fixed="import torch\ndef rope(query, n):\n    t = torch.arange(n, device=query.device, dtype=torch.float32)\n    return t\n",
+            applicability=Applicability.UNSAFE,
+            severity=Severity.WARNING,
+        ),
+        # float32 positions multiplied inside a bfloat16 autocast region
+        Invalid(
+            "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n"
+            "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return t[:, None] @ inv_freq[None, :]\n"
+        ),
+        # position ids into a linear layer, in a project that trains under autocast
+        Invalid(
+            "import torch\nclass CoordEmbed(torch.nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.proj = torch.nn.Linear(2, d)\n"
+            "    def forward(self, position_ids):\n        return self.proj(position_ids.float())\n"
+            "def train_step(model, batch, scaler):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(batch)\n",
+            severity=Severity.ERROR,
+        ),
+        # positions offset by a whole number are still positions; inside an autocast region
+        Invalid(
+            "import torch\ndef image_rotary(n, inv_freq, offset=65536):\n    with torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
+            "        ids = torch.arange(n, dtype=torch.float32) + offset\n        return ids[:, None] @ inv_freq[None, :]\n"
+        ),
+        # a meshgrid of positions, stacked and flattened, into a linear layer under the project's autocast
+        Invalid(
+            "import torch\nclass Coords(torch.nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.proj = torch.nn.Linear(2, d)\n"
+            "    def forward(self, h, w):\n        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing='ij')\n"
+            "        return self.proj(torch.stack([ys, xs], dim=-1).flatten(0, 1).float())\n"
+            "def predict(model, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(x)\n"
+        ),
+        # positions that follow a rotary buffer defined elsewhere (a base class)
+        Invalid(
+            "import torch\nclass Rotary(ExternalRotary):\n    def cos_sin(self, n):\n        return torch.arange(n, dtype=self.inv_freq.dtype)\n",
+            fixed="import torch\nclass Rotary(ExternalRotary):\n    def cos_sin(self, n):\n        return torch.arange(n, dtype=torch.float32)\n",
+            applicability=Applicability.UNSAFE,
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
@@ -134,6 +195,27 @@ class LowPrecisionPositions(Rule):
                 finding = self._conversion(fact, model)
             if finding is not None:
                 yield finding
+        yield from self._under_autocast(model)
+
+    def _under_autocast(self, model: SemanticModel) -> Iterable[Finding]:
+        """A matmul, linear or contracting einsum of float32 positions: autocast runs
+        it in bfloat16/float16. Inside `with torch.autocast(...)` here, always; in no
+        region here, when the project uses autocast (its callers may be under it)."""
+        regions: dict[int, tuple] = {}
+        for use in model.autocast_uses:
+            seen = regions.get(id(use.node))
+            if seen is None or (use.region and not seen[1]):
+                regions[id(use.node)] = (use.node, use.region)
+        for node, region in regions.values():
+            message = (
+                "positions enter a matmul that autocast runs in bfloat16/float16: they are exact "
+                "only up to 256 (bfloat16) or 2,048 (float16), and so are the angles made from them"
+            )
+            yield Finding(
+                node, message, Severity.ERROR,
+                note="No fix: compute it with autocast disabled (`torch.autocast(device_type, enabled=False)`) and float32 operands.",
+                conditions=() if region else (needs(AUTOCAST),),
+            )  # fmt: skip
 
     def _arange(self, fact: CallFact, model: SemanticModel) -> Finding | None:
         dtype_arg = find_arg(fact.node, "dtype")
@@ -148,6 +230,8 @@ class LowPrecisionPositions(Rule):
             return self._finding(fact.node, f"positions built in {dtype.dtype.name}", dtype.dtype, fix)
         if dtype.kind is Kind.DTYPE and dtype.buffer:
             return Finding(fact.node, _BUFFER_MESSAGE, Severity.WARNING, fix, note=FIX_NOTE)
+        if dtype.kind is Kind.DTYPE and dtype.dtype is RUNTIME_FLOAT:
+            return _runtime_finding(fact.node, "built", dtype.dtype_source, fix)
         return None
 
     def _conversion(self, fact: CallFact, model: SemanticModel) -> Finding | None:
@@ -174,12 +258,22 @@ class LowPrecisionPositions(Rule):
             return self._finding(fact.node, f"positions converted to {result.dtype.name}", result.dtype, fix)
         if template is not None and template.buffer:
             return Finding(fact.node, _BUFFER_MESSAGE, Severity.WARNING, fix, note=FIX_NOTE)
+        if result.dtype is RUNTIME_FLOAT:
+            return _runtime_finding(fact.node, "converted", result.dtype_source, fix)
         return None
 
     @staticmethod
     def _finding(node, what: str, dtype, fix: NodeFix) -> Finding:
         message = f"{what}: {dtype.name} holds integers exactly only up to {LOW_PRECISION[dtype]}"
         return Finding(node, message, Severity.ERROR, fix, note=FIX_NOTE)
+
+
+def _runtime_finding(node, how: str, source: str | None, fix: NodeFix) -> Finding:
+    message = (
+        f"positions {how} in the model's floating dtype{f' ({source})' if source else ''}: under "
+        "bfloat16 they are exact only up to 256 (float16: 2,048)"
+    )
+    return Finding(node, message, Severity.WARNING, fix, note=FIX_NOTE, conditions=(RUNTIME,))
 
 
 def _exact_range(arange: cst.Call, dtype) -> bool:

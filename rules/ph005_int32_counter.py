@@ -7,7 +7,9 @@ from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.safety import accumulator_finding
 from precision_lint.model.accumulators import Accumulator, AddendKind
 from precision_lint.model.dtypes import INT32
+from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.torch_api import COLLECTIVES, SUMMING_COLLECTIVES
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
 
 
@@ -17,14 +19,18 @@ class Int32Counter(Rule):
     Checks for integer counts (`len(batch)`, `x.numel()`, `labels.size(0)`,
     `(labels != -100).sum()`, ...) added up in an int32 tensor:
     `torch.zeros(..., dtype=torch.int32)`, `dtype=torch.int`, `torch.IntTensor(...)`,
-    `torch.cuda.IntTensor(...)`.
+    `torch.cuda.IntTensor(...)`, and NumPy totals (`np.int32(0)`,
+    `np.zeros(k, dtype=np.int32)`). Also `all_reduce` of int32 counts, whose sum
+    over ranks can pass 2^31 when each rank's count does not.
 
     ## Why is this bad?
     int32 holds at most 2^31-1 = 2,147,483,647. One more and an in-place add wraps
     silently to -2,147,483,648; storing a larger Python int into an int32 tensor
     raises instead. Two billion samples or tokens is days of training, not years:
     700K iterations at a global batch of 3,072 is 2.15 billion samples, which broke
-    Megatron-Bridge's checkpoint save until its counters became int64. `torch.int`
+    Megatron-Bridge's checkpoint save until its counters became int64. NumPy 2 keeps
+    `np.int32 + int` in int32 and wraps with only a warning: llm.c reported 1.66B
+    tokens for 10.25B. `torch.int`
     reads like Python's `int` but is int32; and adding an int64 count to an int32
     tensor in place keeps it int32.
 
@@ -67,6 +73,10 @@ class Int32Counter(Rule):
     fix_availability = FixAvailability.SOMETIMES
 
     VALID = [
+        # int32 counts gathered, not summed
+        "import torch\nimport torch.distributed as dist\nn = (labels != -100).sum().int()\nout = [torch.zeros_like(n) for _ in range(4)]\ndist.all_gather(out, n)\n",
+        # a NumPy int64 total
+        "import numpy as np\ntotal = np.int64(0)\nfor shard in shards:\n    total += len(shard)\nprint(total)\n",
         # an int64 accumulator
         "import torch\nn = torch.zeros(1, dtype=torch.int64)\nfor b in bs:\n    n += (b != -100).sum()\n",
         # an int32 overflow flag filled by a kernel and read, never added to
@@ -89,6 +99,19 @@ class Int32Counter(Rule):
     ]
 
     INVALID = [
+        # a per-rank count made int32, then summed over thousands of ranks
+        Invalid("import torch\nimport torch.distributed as dist\nn = (labels != -100).sum().int()\ndist.all_reduce(n)\n"),
+        # NumPy 2 keeps an int32 total int32 when a Python int is added: it wraps
+        Invalid(
+            "import numpy as np\ntotal = np.int32(0)\nfor shard in shards:\n    total += len(shard)\nprint(total)\n",
+            fixed="import numpy as np\ntotal = np.int64(0)\nfor shard in shards:\n    total += len(shard)\nprint(total)\n",
+            applicability=Applicability.SAFE,
+        ),
+        Invalid(
+            "import numpy as np\nhist = np.zeros(8, dtype='int32')\nfor tokens in docs:\n    hist[0] += len(tokens)\nprint(hist)\n",
+            fixed="import numpy as np\nhist = np.zeros(8, dtype='int64')\nfor tokens in docs:\n    hist[0] += len(tokens)\nprint(hist)\n",
+            applicability=Applicability.SAFE,
+        ),
         # Megatron's per-step token total: `torch.int` is int32
         Invalid(
             "import torch\ntotal = torch.zeros([], dtype=torch.int, device='cuda')\nfor b in bs:\n"
@@ -157,6 +180,12 @@ class Int32Counter(Rule):
             "for b in bs:\n    n += b.size(0)\ndist.all_reduce(n, op=dist.ReduceOp.AVG)\n",
             fixed=None,
         ),
+        # NumPy's bincount counts
+        Invalid(
+            "import numpy as np\ncounts = np.zeros(50257, dtype=np.int32)\nfor ids in shards:\n    counts += np.bincount(ids, minlength=50257)\nprint(counts)\n",
+            fixed="import numpy as np\ncounts = np.zeros(50257, dtype=np.int64)\nfor ids in shards:\n    counts += np.bincount(ids, minlength=50257)\nprint(counts)\n",
+            applicability=Applicability.SAFE,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
@@ -164,6 +193,23 @@ class Int32Counter(Rule):
             finding = self._check_accumulator(accumulator, model)
             if finding is not None:
                 yield finding
+        yield from self._int32_reductions(model)
+
+    def _int32_reductions(self, model: SemanticModel) -> Iterable[Finding]:
+        """`all_reduce` of int32 counts: each rank's count fits, their sum may not."""
+        for fact in model.calls:
+            if fact.qualified not in SUMMING_COLLECTIVES:
+                continue
+            keyword, position = COLLECTIVES[fact.qualified]
+            arg = find_arg(fact.node, keyword, position)
+            value = model.value_of(arg.value) if arg is not None else None
+            if value is not None and value.is_tensor and value.dtype == INT32 and value.count:
+                yield Finding(
+                    fact.node,
+                    f"`{fact.qualified.rpartition('.')[2]}` sums int32 counts over ranks, which wraps past 2^31-1 = 2,147,483,647",
+                    Severity.ERROR,
+                    note="No fix here: keep the count int64 where it is converted to int32 (`.int()`, `dtype=torch.int`).",
+                )
 
     def _check_accumulator(self, accumulator: Accumulator, model: SemanticModel) -> Finding | None:
         hazards = [add for add in accumulator.adds if add.kind is AddendKind.COUNT and add.dtype_after == INT32]

@@ -9,7 +9,8 @@ from precision_lint.diagnostics import Applicability, Severity
 from precision_lint.fixes.int64 import NoRewrite, int64_rewrite
 from precision_lint.fixes.arguments import drop_arg
 from precision_lint.model.accumulators import Effect
-from precision_lint.model.dtypes import FLOAT64
+from precision_lint.conditions import RUNTIME
+from precision_lint.model.dtypes import FLOAT64, RUNTIME_FLOAT
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.model.values import CallFact, Value
@@ -102,6 +103,15 @@ class FloatHistogram(Rule):
         ),
         Invalid("import torch\nh = torch.histc(x, bins=10, min=0, max=1)\n", fixed=None),
         Invalid("import torch as th\nh = x.histc(bins=4)\n", fixed=None),
+        # a scatter buffer in the dtype of the model's data: a warning
+        Invalid(
+            "import torch\ndef load(probs, idx, n):\n    counts = torch.zeros(n, dtype=probs.dtype)\n"
+            "    counts.scatter_add_(0, idx, torch.ones_like(idx, dtype=probs.dtype))\n    return counts\n",
+            fixed="import torch\ndef load(probs, idx, n):\n    counts = torch.zeros(n, dtype=torch.int64)\n"
+            "    counts.scatter_add_(0, idx, torch.ones_like(idx, dtype=torch.int64))\n    return counts\n",
+            applicability=Applicability.UNSAFE,
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
@@ -142,12 +152,12 @@ class FloatHistogram(Rule):
                 return None
             dtype = buffer.dtype
             message = (
-                f"`{fact.method}` of ones counts in {dtype.name}, which stops growing at "
+                f"`{fact.method}` of ones counts in {dtype.label}, which stops growing at "
                 f"{dtype.exact_integer_limit_text} per slot"
             )
-            severity = Severity.WARNING if dtype == FLOAT64 else Severity.ERROR
+            severity = Severity.WARNING if dtype in (FLOAT64, RUNTIME_FLOAT) else Severity.ERROR
             fix, note = _int64_pair(buffer, ones, model)
-            return Finding(node, message, severity, fix, note=note)
+            return Finding(node, message, severity, fix, note=note, conditions=(RUNTIME,) if dtype is RUNTIME_FLOAT else ())
         return None
 
 

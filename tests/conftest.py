@@ -29,3 +29,14 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None):
         text=True,
         timeout=120,
     )
+
+
+def run_patched_cli(patch: str, *args: str, cwd: Path):
+    """The CLI in a child process after `patch` ran in it (its worker processes are
+    forked from it and share the patch): how a crash or a failed write is made on
+    purpose."""
+    import subprocess
+    import textwrap
+
+    script = f"import sys\n{textwrap.dedent(patch)}\nfrom precision_lint.cli import main\nsys.exit(main({list(args)!r}))\n"
+    return subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=120)

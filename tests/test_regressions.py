@@ -138,3 +138,9 @@ def test_python_float_used_as_a_scatter_buffer_is_no_crash():
     # F2 of the fault campaign: PH006 read the dtype of a Python float
     source = "import torch\nbuf = 0.0\nbuf.scatter_add_(0, idx, torch.ones(3))\n"
     assert check_source(source, "a.py", frozenset({"PH006"})) == []
+
+
+def test_await_and_yield_from_are_evaluated():
+    # `await x` has no `.value` in libcst: the model read it and crashed (diffusers)
+    source = "import torch\nasync def f(q):\n    acc = torch.zeros(1)\n    acc += await q.get()\n    yield from range(3)\n    print(acc)\n"
+    assert check_source(source, "a.py", frozenset({"PH001"})) == []

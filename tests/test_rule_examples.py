@@ -34,6 +34,8 @@ def test_valid_example_is_quiet(rule, index, code):
 def test_invalid_example_is_flagged_and_fixed(rule, index, case):
     diagnostics = _own(check_source(case.code, "example.py", _codes(rule)), rule)
     assert [d.code for d in diagnostics] == [rule.code]
+    if case.severity is not None:
+        assert diagnostics[0].severity is case.severity, diagnostics[0].message
     fix = diagnostics[0].fix
     if case.fixed is None:
         assert fix is None

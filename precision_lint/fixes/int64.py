@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..model import torch_api as api
-from ..model.dtypes import LEGACY_TENSOR_TYPES
+from ..model.dtypes import CONVERSION_METHODS, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, dtype_from_qualified_name
 from ..model.expressions import find_arg
 from ..model.imports import ImportMap, dotted_name
 from ..rule import NodeEdit
@@ -33,6 +33,12 @@ def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap) -> 
         return Int64Rewrite((NodeEdit(node, _whole_number(node)),), f"Start from `{_whole_number(node)}`")
     if not isinstance(node, cst.Call):
         raise NoRewrite("the accumulator is not created by a call we can rewrite")
+    conversion = _conversion_rewrite(node, imports, module)
+    if conversion is not None:
+        return conversion
+    numpy = _numpy_rewrite(node, imports)
+    if numpy is not None:
+        return numpy
     alias, import_edits = _torch_module(imports, module.default_newline)
     qualified = imports.qualify_dotted(dotted_name(node.func))
     if qualified is not None:
@@ -52,6 +58,39 @@ def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap) -> 
     dtype_text = f"{alias}.int64"
     edits = (*data_edits, _dtype_edit(node, dtype_text), *import_edits)
     return Int64Rewrite(edits, f"Use `dtype={dtype_text}`")
+
+
+def _numpy_rewrite(node: cst.Call, imports: ImportMap) -> Int64Rewrite | None:
+    """`np.int32(0)` -> `np.int64(0)`; `np.zeros(k, dtype=np.int32)` -> `dtype=np.int64`."""
+    qualified = imports.qualify_dotted(dotted_name(node.func))
+    if qualified is None or not qualified.startswith("numpy."):
+        return None
+    if isinstance(node.func, cst.Attribute) and qualified[len("numpy.") :] in NUMPY_DTYPES:
+        return Int64Rewrite((NodeEdit(node.func.attr, "int64"),), "Count in `int64`")
+    arg = find_arg(node, "dtype")
+    if arg is None:
+        return None
+    if isinstance(arg.value, cst.SimpleString):
+        quote = arg.value.quote
+        return Int64Rewrite((NodeEdit(arg.value, f"{quote}int64{quote}"),), "Use `dtype=\"int64\"`")
+    if isinstance(arg.value, cst.Attribute):
+        return Int64Rewrite((NodeEdit(arg.value.attr, "int64"),), "Use `dtype=int64`")
+    return None
+
+
+def _conversion_rewrite(node: cst.Call, imports: ImportMap, module: cst.Module) -> Int64Rewrite | None:
+    """`torch.zeros(1).half()` -> `.long()`; `.to(torch.bfloat16)` -> `.to(torch.int64)`."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)):
+        return None
+    if func.attr.value in CONVERSION_METHODS:
+        return Int64Rewrite((NodeEdit(func.attr, "long"),), "Convert with `.long()`")
+    if func.attr.value in ("to", "type"):
+        dtype_args = [a for a in node.args if dtype_from_qualified_name(imports.qualify_dotted(dotted_name(a.value)))]
+        if len(dtype_args) == 1:
+            alias, import_edits = _torch_module(imports, module.default_newline)
+            return Int64Rewrite((NodeEdit(dtype_args[0].value, f"{alias}.int64"), *import_edits), f"Convert to `{alias}.int64`")
+    return None
 
 
 def _torch_module(imports: ImportMap, newline: str) -> tuple[str, tuple[NodeEdit, ...]]:

@@ -15,6 +15,7 @@ import libcst as cst
 from ..diagnostics import Applicability, Severity
 from ..model.accumulators import Accumulator, AddendKind, Effect
 from ..model.semantic import SemanticModel
+from ..model.syntax import string_key
 from ..rule import Finding, NodeFix
 from .int64 import NoRewrite, int64_rewrite
 
@@ -26,10 +27,16 @@ class FixDecision(NamedTuple):
 
 
 def int64_fix(accumulator: Accumulator, model: SemanticModel, name: str) -> FixDecision:
+    if accumulator.creation.remote is not None:
+        return FixDecision(None, f"No fix here: `{name}` is made by {accumulator.creation.remote}; make it int64 there.", None)
     try:
         rewrite = int64_rewrite(accumulator.creation.node, model.module, model.imports)
     except NoRewrite as reason:
         return FixDecision(None, f"No fix: {reason}.", None)
+    floated = next((a for a in accumulator.adds if a.kind is AddendKind.COUNT and model.value_of(a.addend).is_floating), None)
+    if floated is not None:
+        reason = "counts are added as floats (`.float()`, `float(n)`): an int64 accumulator rejects them"
+        return FixDecision(None, f"No fix: {reason}; keep the counts integer first.", (floated.statement, reason))
     worst = accumulator.worst_use()
     if worst is not None and worst.effect is Effect.BREAKS:
         return FixDecision(
@@ -56,7 +63,18 @@ def accumulator_finding(
     fix, note, blocker = int64_fix(accumulator, model, name)
     if blocker is not None:
         related.append(blocker)
-    return Finding(accumulator.creation.node, message.format(name=name), severity, fix, tuple(related), note)
+    message = message.format(name=name) + counts_source(model, [add.addend for add in hazards])
+    return Finding(accumulator.creation.node, message, severity, fix, tuple(related), note)
+
+
+def counts_source(model: SemanticModel, nodes) -> str:
+    """"; counts from `counting.nonpad()` (pkg/counting.py:4)" when the counts were
+    made in another module (empty otherwise: the related adds show where)."""
+    for node in nodes:
+        via = model.value_of(node).via
+        if via is not None:
+            return f"; counts from {via}"
+    return ""
 
 
 def accumulator_name(statement: cst.CSTNode, module: cst.Module) -> str:
@@ -72,6 +90,6 @@ def accumulator_name(statement: cst.CSTNode, module: cst.Module) -> str:
             target = statement.func.value
     elif isinstance(statement, cst.AnnAssign):
         target = statement.target
-    while isinstance(target, cst.Subscript):
-        target = target.value
+    while isinstance(target, cst.Subscript) and string_key(target) is None:
+        target = target.value  # `n[i] += c` names `n`; `state["step"]` is its own place
     return module.code_for_node(target) if target is not None else "accumulator"

@@ -31,6 +31,11 @@ class DType:
     def is_integer(self) -> bool:
         return self.category is Category.INTEGER
 
+    @property
+    def label(self) -> str:
+        """How messages name it: torch's name, or what the run-time dtype is."""
+        return "the model's floating dtype" if self is RUNTIME_FLOAT else self.name
+
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 
@@ -45,6 +50,13 @@ FLOAT16 = DType("float16", Category.FLOATING, 16, 2**11, "2^11 = 2,048")
 BFLOAT16 = DType("bfloat16", Category.FLOATING, 16, 2**8, "2^8 = 256")
 FLOAT32 = DType("float32", Category.FLOATING, 32, 2**24, "2^24 = 16,777,216")
 FLOAT64 = DType("float64", Category.FLOATING, 64, 2**53, "2^53")
+# Floating, with the width chosen at run time: the dtype of the data, parameters,
+# buffers and metric states of a model, which `model.bfloat16()`, Float16Module,
+# FSDP/DeepSpeed mixed precision or `torch_dtype=` decide. Neither float32 nor
+# unknown: its exact range is judged by the narrowest width it commonly takes.
+RUNTIME_FLOAT = DType(
+    "floating", Category.FLOATING, 0, 2**8, "2^8 = 256 under bfloat16 (2^11 = 2,048 under float16)"
+)
 
 ALL_DTYPES = (BOOL, UINT8, INT8, INT16, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64)
 
@@ -105,12 +117,23 @@ LEGACY_TENSOR_TYPES: dict[str, DType] = {
 }
 
 
+# NumPy's dtype names (`np.int32`, `np.float16`) and the strings it takes ("int32").
+NUMPY_DTYPES: dict[str, DType] = {
+    "bool_": BOOL, "uint8": UINT8, "int8": INT8, "int16": INT16, "int32": INT32, "intc": INT32,
+    "int64": INT64, "int_": INT64, "float16": FLOAT16, "half": FLOAT16, "float32": FLOAT32,
+    "single": FLOAT32, "float64": FLOAT64, "double": FLOAT64,
+}  # fmt: skip
+
+
 def dtype_from_qualified_name(qualified_name: str | None) -> DType | None:
-    """`torch.float32` -> FLOAT32, `builtins.float` -> FLOAT64, otherwise None."""
+    """`torch.float32` -> FLOAT32, `builtins.float` -> FLOAT64, `numpy.int32` ->
+    INT32, otherwise None."""
     if qualified_name is None:
         return None
     if qualified_name.startswith("torch."):
         return TORCH_DTYPE_ATTRIBUTES.get(qualified_name[len("torch.") :])
+    if qualified_name.startswith("numpy."):
+        return NUMPY_DTYPES.get(qualified_name[len("numpy.") :])
     if qualified_name.startswith("builtins."):
         return BUILTIN_DTYPES.get(qualified_name[len("builtins.") :])
     return None

@@ -54,9 +54,11 @@ class ImportMap:
         return self.torch_module_aliases[0] if self.torch_module_aliases else None
 
 
-def collect_imports(module: cst.Module) -> ImportMap:
+def collect_imports(module: cst.Module, package: str = "") -> ImportMap:
+    """`package`: the package a relative import starts from (`from .util import f`
+    in pkg/train.py is `pkg.util.f`)."""
     imports = ImportMap()
-    _collect(module.body, imports, top_level=True)
+    _collect(module.body, imports, top_level=True, package=package)
     # where a fix may add `import torch`: before the first import directly in the
     # module body (not one inside a top-level `try:` or `if`)
     imports.first_import = next(
@@ -73,19 +75,19 @@ def collect_imports(module: cst.Module) -> ImportMap:
     return imports
 
 
-def _collect(block, imports: ImportMap, top_level: bool) -> None:
+def _collect(block, imports: ImportMap, top_level: bool, package: str) -> None:
     for statement in block:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     _import(small, imports, top_level)
                 elif isinstance(small, cst.ImportFrom):
-                    _import_from(small, imports, top_level)
+                    _import_from(small, imports, package)
         else:
             # Imports in a def or class still name modules, but only module-level
             # ones (an `if` or `try` at the top included) bind `torch` for fixes.
             nested_top = top_level and not isinstance(statement, (cst.FunctionDef, cst.ClassDef))
-            _collect(child_statements(statement), imports, nested_top)
+            _collect(child_statements(statement), imports, nested_top, package)
 
 
 def _import(node: cst.Import, imports: ImportMap, top_level: bool) -> None:
@@ -104,12 +106,14 @@ def _import(node: cst.Import, imports: ImportMap, top_level: bool) -> None:
             imports.torch_module_aliases.append(local)
 
 
-def _import_from(node: cst.ImportFrom, imports: ImportMap, top_level: bool) -> None:
-    if node.module is None or node.relative:
-        return  # relative imports never reach torch
-    module = dotted_name(node.module)
+def _import_from(node: cst.ImportFrom, imports: ImportMap, package: str) -> None:
+    module = dotted_name(node.module) if node.module is not None else ""
     if module is None or module == "__future__":
         return
+    if node.relative:
+        module = absolute_module(module, len(node.relative), package)
+        if module is None:
+            return
     if isinstance(node.names, cst.ImportStar):
         return
     for alias in node.names:
@@ -118,4 +122,16 @@ def _import_from(node: cst.ImportFrom, imports: ImportMap, top_level: bool) -> N
         local = alias.name.value
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
             local = alias.asname.name.value
-        imports.names[local] = f"{module}.{alias.name.value}"
+        imports.names[local] = f"{module}.{alias.name.value}" if module else alias.name.value
+
+
+def absolute_module(module: str, dots: int, package: str) -> str | None:
+    """`from ..util import f` in package `pkg.sub`: `pkg.util`. None above the top;
+    an absolute import (no dots) is itself."""
+    if dots == 0:
+        return module
+    parts = package.split(".") if package else []
+    if dots - 1 > len(parts) or (not parts and dots > 0 and not module):
+        return None
+    base = parts[: len(parts) - (dots - 1)]
+    return ".".join(base + ([module] if module else []))

@@ -5,8 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from .accumulators import Effect
+from .autocast import region_of
+from .containers import element_of
+from .dtypes import CONVERSION_METHODS
 from .expressions import Env, ExpressionEvaluator, find_arg, public_attribute, same_place, target_key
-from .values import UNKNOWN, Value, join
+from .syntax import item_key
+from .values import UNKNOWN, Kind, Value, join
 from .walk import walk
 
 _ADD_OPS = (cst.AddAssign, cst.SubtractAssign)
@@ -25,6 +29,11 @@ class ScopeInterpreter(ExpressionEvaluator):
     # Loops run twice: the second pass sees what the first bound, which is
     # enough for accumulators (they only ever widen).
     LOOP_PASSES = 2
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.loop_depth = 0
+        self.returned: Value | None = None  # what the body returns (joined), None if it never does
 
     def run(self, body: cst.BaseSuite | list[cst.BaseStatement] | tuple, env: Env) -> Env:
         return self.exec_block(_statements(body), env)
@@ -53,12 +62,21 @@ class ScopeInterpreter(ExpressionEvaluator):
         if isinstance(statement, (cst.For, cst.While)):
             return self._loop(statement, env)
         if isinstance(statement, cst.With):
+            regions = []
             for item in statement.items:
                 value = self.eval(item.item, env)
+                if isinstance(item.item, cst.Call):
+                    region = region_of(item.item, self.qualified_name(item.item.func, env), self._dtype_of_node)
+                    if region is not None:
+                        regions.append(region)
                 if item.asname is not None:
                     self.bind(item.asname.name, UNKNOWN, env, item)
                     self.consume(value, item, Effect.ESCAPES, "used as a context manager")
-            return self.run(statement.body, env)
+            self.autocast_regions.extend(regions)
+            try:
+                return self.run(statement.body, env)
+            finally:
+                del self.autocast_regions[len(self.autocast_regions) - len(regions) :]
         if isinstance(statement, cst.Try) or isinstance(statement, getattr(cst, "TryStar", ())):
             after_body = self.run(statement.body, dict(env))
             merged = join_env(env, after_body)
@@ -82,17 +100,21 @@ class ScopeInterpreter(ExpressionEvaluator):
         return env
 
     def _loop(self, statement: cst.For | cst.While, env: Env) -> Env:
+        item = UNKNOWN
         if isinstance(statement, cst.For):
             iterated = self.eval(statement.iter, env)
             self.consume(iterated, statement.iter, Effect.SAFE, "iterated over")
+            item = element_of(iterated).without_origins()
         current = env
+        self.loop_depth += 1
         for _ in range(self.LOOP_PASSES):
             if isinstance(statement, cst.For):
                 current = dict(current)
-                self.bind(statement.target, UNKNOWN, current, statement)
+                self.bind(statement.target, item, current, statement)
             else:
                 self.eval(statement.test, current)
             current = join_env(current, self.run(statement.body, dict(current)))
+        self.loop_depth -= 1
         if statement.orelse is not None:
             current = self.run(statement.orelse.body, current)
         return current
@@ -116,11 +138,9 @@ class ScopeInterpreter(ExpressionEvaluator):
         elif isinstance(small, cst.Expr):
             self.eval(small.value, env)
         elif isinstance(small, cst.Return):
-            returned = small.value
-            parts = [e.value for e in returned.elements] if isinstance(returned, cst.Tuple) else [returned]
-            for part in parts:
-                if part is not None:
-                    self.consume(self.eval(part, env), small, Effect.ESCAPES, "returned")
+            returned = Value(Kind.NONE) if small.value is None else self.eval(small.value, env)
+            self.consume(returned, small, Effect.ESCAPES, "returned")
+            self.returned = returned if self.returned is None else join(self.returned, returned)
         else:
             self._opaque(small, env)
 
@@ -136,6 +156,7 @@ class ScopeInterpreter(ExpressionEvaluator):
         pattern = self._accumulation_pattern(target, value_node, env)
         if pattern is None:
             value = self.float_literal_creation(value_node) or self.eval(value_node, env)
+            self._rebinding(statement, target, value_node, env)
             self.bind(target, value, env, statement)
             return
         addend_node, subtract = pattern
@@ -143,7 +164,7 @@ class ScopeInterpreter(ExpressionEvaluator):
         addend = self.eval(addend_node, env)
         result = self.accumulate(statement, current, addend_node, addend, in_place=False, subtract=subtract)
         self.values[id(value_node)] = result
-        if not isinstance(target, cst.Subscript):
+        if not self._is_element(target):
             self.bind(target, result, env, statement, accumulated=True)
 
     def _accumulation_pattern(self, target, value, env: Env) -> tuple[cst.BaseExpression, bool] | None:
@@ -176,7 +197,9 @@ class ScopeInterpreter(ExpressionEvaluator):
         current = self.eval(node.target, env)
         operand = self.eval(node.value, env)
         if isinstance(node.operator, _ADD_OPS):
-            in_place = current.is_tensor or isinstance(node.target, cst.Subscript)
+            # `+=` on a tensor (or on what was created as one) adds in place
+            made_as_tensor = bool(current.origins) and all(c.dtype is not None for c in current.origins)
+            in_place = current.is_tensor or self._is_element(node.target) or (current.kind is Kind.UNKNOWN and made_as_tensor)
             result = self.accumulate(
                 node, current, node.value, operand, in_place=in_place,
                 subtract=isinstance(node.operator, cst.SubtractAssign),
@@ -188,8 +211,32 @@ class ScopeInterpreter(ExpressionEvaluator):
                 result = Value.tensor(current.dtype, current.zero_dim)
             result = result.with_origins(current.origins)
         self.values[id(node)] = result
-        if not isinstance(node.target, cst.Subscript):
+        if not self._is_element(node.target):
             self.bind(node.target, result, env, node, accumulated=True)
+
+    def _dtype_of_node(self, node: cst.BaseExpression):
+        value = self.values.get(id(node))
+        return value.dtype if value is not None and value.kind is Kind.DTYPE else None
+
+    def _is_element(self, target: cst.BaseExpression) -> bool:
+        """`acc[i]`: an element of a tensor, not a place of its own like `state["step"]`."""
+        return isinstance(target, cst.Subscript) and target_key(target, self.self_name) is None
+
+    def _rebinding(self, statement: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression, env: Env) -> None:
+        """`acc = acc * 0.5 + acc * 0.5`: rebinding an accumulator through float
+        arithmetic makes an int64 accumulator float again, inside a loop (or on state
+        that every call updates), so the int64 fix would not hold."""
+        key = target_key(target, self.self_name)
+        current = self.lookup(key, env) if key is not None else UNKNOWN
+        if not current.origins or not (self.loop_depth or key.startswith("self.")):
+            return
+        if not any(same_place(node, target) for node in walk(value)):
+            return
+        mixed = _mixes_floats(value, target, self.values)
+        if mixed is True:
+            self.consume(current, statement, Effect.BREAKS, "rebound through float arithmetic, which makes an int64 accumulator float again")
+        elif mixed is None:
+            self.consume(current, statement, Effect.ESCAPES, "rebound through arithmetic with a value of unknown type")
 
     def _scale_in_place(self, node: cst.AugAssign, current: Value, operand: Value) -> None:
         operator = node.operator
@@ -221,13 +268,15 @@ class ScopeInterpreter(ExpressionEvaluator):
         if key is not None:
             if key.startswith("self.") and value.origins and public_attribute(key) and not accumulated:
                 self.consume(value, target, Effect.ESCAPES, f"stored on public attribute {key}")
-            env[key] = self.on_bind(key, value, accumulated)
+            self._bind_place(key, value, env, accumulated)
             return
         if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                inner = element.value
-                self.bind(inner, UNKNOWN, env, statement)
-            self.consume(value, target, Effect.ESCAPES, "unpacked")
+            parts = _unpacked(value, len(target.elements))
+            if parts is None or any(isinstance(e, cst.StarredElement) for e in target.elements):
+                parts = [UNKNOWN] * len(target.elements)
+                self.consume(value, target, Effect.ESCAPES, "unpacked")
+            for element, part in zip(target.elements, parts):
+                self.bind(element.value, part, env, statement)
             return
         if isinstance(target, cst.Subscript):
             base = self.eval(target.value, env)
@@ -250,6 +299,50 @@ class ScopeInterpreter(ExpressionEvaluator):
             return
         if isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN, env, statement)
+
+    def _bind_place(self, key: str, value: Value, env: Env, accumulated: bool) -> None:
+        """Bind `key`; a dict's string keys become places of their own
+        (`state = {"step": t}` binds `state['step']`), and rebinding drops old ones."""
+        if not accumulated:
+            for stale in [k for k in env if k.startswith(key + "[")]:
+                del env[stale]
+        env[key] = self.on_bind(key, value, accumulated)
+        if value.kind is Kind.DICT:
+            for name, item in value.items:
+                self._bind_place(item_key(key, name), item, env, accumulated)
+
+
+def _unpacked(value: Value, count: int) -> list[Value] | None:
+    """The values `a, b = value` gives, or None when they are not known."""
+    if value.kind is Kind.TUPLE and len(value.elements) == count:
+        return list(value.elements)
+    if value.kind is Kind.LIST:
+        return [value.element] * count
+    return None
+
+
+def _mixes_floats(value: cst.BaseExpression, target: cst.BaseExpression, values: dict[int, Value]) -> bool | None:
+    """Whether an arithmetic expression that reads `target` also brings in a float: a
+    float literal, a true division, or an operand known to be floating other than the
+    accumulator. None: an operand of unknown type might."""
+    if isinstance(value, cst.BinaryOperation):
+        if isinstance(value.operator, cst.Divide):
+            return True
+        sides = [_mixes_floats(side, target, values) for side in (value.left, value.right)]
+        return True if True in sides else (None if None in sides else False)
+    if isinstance(value, cst.UnaryOperation):
+        return _mixes_floats(value.expression, target, values)
+    if isinstance(value, cst.Float):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and same_place(value.func.value, target):
+        converted = CONVERSION_METHODS.get(value.func.attr.value)
+        return converted is not None and converted.is_floating  # `acc = acc.float()`
+    if same_place(value, target) or any(same_place(inner, target) for inner in walk(value)):
+        return False  # the accumulator itself, or something made from it
+    seen = values.get(id(value))
+    if seen is not None and seen.is_floating and not seen.count:
+        return True
+    return False if seen is not None and (seen.is_integral or seen.kind is Kind.NONE) else None
 
 
 def _binary_operator(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:

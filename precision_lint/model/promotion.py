@@ -15,6 +15,7 @@ from .dtypes import (
     FLOAT32,
     INT16,
     INT64,
+    RUNTIME_FLOAT,
     UINT8,
     DType,
 )
@@ -46,6 +47,11 @@ def promote_types(a: DType, b: DType) -> DType:
     if a.category is not b.category:
         return a if a.category.value > b.category.value else b
     if a.is_floating:
+        if RUNTIME_FLOAT in (a, b):
+            # the run-time width is bfloat16, float16 or float32: a wider fixed float
+            # wins; against a half type the result is as unknown as the width
+            other = b if a is RUNTIME_FLOAT else a
+            return other if other.bits >= 32 else RUNTIME_FLOAT
         if {a, b} == {FLOAT16, BFLOAT16}:
             return FLOAT32
         return a if a.bits > b.bits else b

@@ -1,4 +1,6 @@
-"""The semantic model of one module: imports, and every scope interpreted once."""
+"""The semantic model of one module: imports, definitions, and every scope
+interpreted, with calls into the module's own functions (and, through the project
+index, into other modules') resolved to what those functions return."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -6,10 +8,35 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .accumulators import Accumulator, AccumulatorLog
+from .autocast import AutocastUse
+from .definitions import (
+    ClassInfo,
+    Definitions,
+    FunctionInfo,
+    block_of,
+    collect_definitions,
+    function_info,
+    top_level_definitions,
+)
 from .expressions import Env
 from .imports import ImportMap, collect_imports
 from .interpreter import ScopeInterpreter, join
+from .summaries import (
+    ExternalSummaries,
+    FunctionSummary,
+    NoProject,
+    ProjectFacts,
+    bind_arguments,
+    join_bindings,
+    literal_default,
+)
+from .runtime_dtype import names_positions
 from .values import UNKNOWN, CallFact, Creation, Kind, Value
+
+# Functions whose call sites pass something the rules can use (a count, an
+# accumulator, a dtype) are interpreted again with it, after the module's pass; a
+# second round of that rarely pays.
+MAX_PARAMETER_ROUNDS = 1
 
 
 @dataclass
@@ -21,6 +48,19 @@ class SemanticModel:
     values: dict[int, Value] = field(default_factory=dict)
     # every call interpreted, in source order
     calls: list[CallFact] = field(default_factory=list)
+    module_name: str = ""
+    definitions: Definitions = field(default_factory=Definitions)
+    # what each function and method of the module returns, by qualified name
+    summaries: dict[str, FunctionSummary] = field(default_factory=dict)
+    # calls to functions that may be other modules': callee as written -> the
+    # (positional, keyword) arguments of each call that passed something informative
+    external_calls: dict[str, list[tuple[list[Value], dict[str, Value]]]] = field(default_factory=dict)
+    # callees called (at least once) with nothing informative, or with `*args`
+    opaque_calls: set[str] = field(default_factory=set)
+    # what the project shows about the dtype its model runs in
+    facts: ProjectFacts = field(default_factory=ProjectFacts)
+    # matmul-like ops that take floating positions (autocast casts them)
+    autocast_uses: list[AutocastUse] = field(default_factory=list)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(id(node), UNKNOWN)
@@ -36,126 +76,320 @@ class SemanticModel:
         return names
 
 
-class _ModelBuilder:
-    def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        self.imports = collect_imports(module)
+class _Interpretation:
+    """The state of interpreting the module: its facts, values, summaries and call
+    sites, and the parameter values its functions were given."""
+
+    def __init__(self, builder: "_ModelBuilder", params: dict[str, dict[str, Value]]) -> None:
+        self.builder = builder
+        self.params = params
         self.log = AccumulatorLog()
-        self.creations: dict[int, Creation] = {}
         self.values: dict[int, Value] = {}
         self.calls: dict[int, CallFact] = {}
+        self.summaries: dict[str, FunctionSummary] = {}
+        self.sites: dict[str, list[dict[str, Value]]] = {}
+        self.external_calls: dict[str, list[tuple[list[Value], dict[str, Value]]]] = {}
+        self.opaque_calls: set[str] = set()
+        self.autocast_uses: list[AutocastUse] = []
+        self.done: set[str] = set()  # functions and classes interpreted with facts recorded
+        self.in_progress: set[str] = set()
+        self.class_states: dict[str, Env] = {}
         self.module_env: Env = {}
 
-    def interpreter(self, scope: str, self_name: str | None = None, global_env: Env | None = None) -> ScopeInterpreter:
-        return ScopeInterpreter(
-            self.imports, self.log, self.creations, self.values, scope, self_name, global_env, self.calls
+
+class _ModelBuilder:
+    """Builds the model; answers the interpreter's questions about callees."""
+
+    def __init__(self, module: cst.Module, module_name: str, project: ExternalSummaries, package: str | None = None) -> None:
+        self.module = module
+        self.module_name = module_name
+        self.project = project
+        self.imports = collect_imports(module, package if package is not None else module_name.rpartition(".")[0])
+        self.definitions = collect_definitions(module, module_name, self.imports)
+        self.creations: dict[int, Creation] = {}
+        self.current: _Interpretation = _Interpretation(self, {})
+
+    # -- the module, then the functions its call sites give more to -----------------
+    def build(self) -> SemanticModel:
+        external = {q: self.project.param_values(q) for q in self.definitions.functions}
+        params = {q: values for q, values in external.items() if values}
+        self.current = _Interpretation(self, params)
+        self._run_module()
+        for _ in range(MAX_PARAMETER_ROUNDS):
+            given = self._given_by_call_sites(external)
+            if not given:
+                break
+            self._interpret_again(given)
+        run = self.current
+        return SemanticModel(
+            self.module,
+            self.imports,
+            run.log.accumulators(),
+            run.values,
+            list(run.calls.values()),
+            self.module_name,
+            self.definitions,
+            run.summaries,
+            run.external_calls,
+            run.opaque_calls,
+            self.project.facts(),
+            run.autocast_uses,
         )
 
-    def build(self) -> SemanticModel:
+    def _run_module(self) -> None:
+        run = self.current
         top_level = [s for s in self.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
-        self.module_env = self.interpreter("<module>").run(top_level, {})
-        self._definitions(self.module.body, prefix="")
-        return SemanticModel(self.module, self.imports, self.log.accumulators(), self.values, list(self.calls.values()))
-
-    def _definitions(self, statements, prefix: str) -> None:
-        """Interpret every function and class defined in `statements`, at any depth."""
-        for statement in _walk_definitions(statements):
+        run.module_env = self._interpreter("<module>").run(top_level, {})
+        for statement in top_level_definitions(self.module.body):
+            qualified = f"{self.module_name}.{statement.name.value}"
             if isinstance(statement, cst.FunctionDef):
-                name = f"{prefix}{statement.name.value}"
-                self._function(statement, name, None, {})
-                self._definitions(_body(statement), prefix=f"{name}.<locals>.")
-            elif isinstance(statement, cst.ClassDef):
-                self._class(statement, f"{prefix}{statement.name.value}")
+                self._ensure_function(self.definitions.functions[qualified])
+            else:
+                self._ensure_class(self.definitions.classes[qualified])
 
-    def _function(self, function: cst.FunctionDef, scope: str, self_name: str | None, env: Env) -> Env:
-        env = dict(env)
-        for param in _parameters(function):
-            env[param.name.value] = UNKNOWN
-        if self_name is not None:
-            env[self_name] = Value(Kind.SELF)
-        interpreter = self.interpreter(scope, self_name, self.module_env)
-        if self_name is not None:
-            interpreter.on_bind = self._attribute_collector  # type: ignore[method-assign]
-        return interpreter.run(function.body, env)
+    def _given_by_call_sites(self, external: dict[str, dict[str, Value]]) -> dict[str, dict[str, Value]]:
+        """What the module's own call sites (with the project's, where there are any)
+        pass to its functions, for those where it says something the rules can use
+        that the function was not interpreted with."""
+        run = self.current
+        given = {}
+        for qualified, sites in run.sites.items():
+            info = self.definitions.functions.get(qualified)
+            if info is None or not _takes_call_site_values(info):
+                continue
+            bindings = join_bindings(sites + ([external[qualified]] if external.get(qualified) else []))
+            before = run.params.get(qualified, {})
+            if any(v.passes_facts and before.get(name) != v for name, v in bindings.items()):
+                given[qualified] = bindings
+        return given
 
-    def _class(self, cls: cst.ClassDef, scope: str) -> None:
+    def _interpret_again(self, given: dict[str, dict[str, Value]]) -> None:
+        """Each function in `given` once more with those parameters, its own facts
+        replaced (the rest of the module's stand)."""
+        run = self.current
+        run.params.update(given)
+        recording, run.log.recording = run.log.recording, True
+        try:
+            for qualified in given:
+                info = self.definitions.functions[qualified]
+                run.log.forget(info.qualified[len(self.module_name) + 1 :])
+                state = run.class_states.get(info.owner, {}) if info.owner is not None else {}
+                self._interpret(info, dict(state), info.params[0] if info.receives_self else None)
+        finally:
+            run.log.recording = recording
+
+    # -- interpreting definitions ----------------------------------------------------
+    def _interpreter(self, scope: str, self_name: str | None = None, owner: str | None = None) -> ScopeInterpreter:
+        run = self.current
+        interpreter = ScopeInterpreter(
+            self.imports, run.log, self.creations, run.values, scope, self_name,
+            run.module_env, run.calls,
+        )  # fmt: skip
+        interpreter.callees = self
+        interpreter.owner = owner
+        interpreter.in_module = owner is not None and self._is_torch_module(owner)
+        interpreter.autocast_uses = run.autocast_uses
+        return interpreter
+
+    def _ensure_function(self, info: FunctionInfo) -> None:
+        """Interpret a top-level function once, facts recorded."""
+        run = self.current
+        if info.qualified in run.done or info.qualified in run.in_progress:
+            return
+        recording, run.log.recording = run.log.recording, True
+        try:
+            self._interpret(info, {}, None)
+            run.done.add(info.qualified)
+        finally:
+            run.log.recording = recording
+
+    def _interpret(self, info: FunctionInfo, state: Env, self_name: str | None) -> Env:
+        run = self.current
+        run.in_progress.add(info.qualified)
+        try:
+            env = dict(state)
+            given = run.params.get(info.qualified, {})
+            for name in info.params:
+                # with no call site seen, a literal default tells the kind (`decay=0.5`)
+                default = info.defaults.get(name)
+                assumed = literal_default(default) if default is not None else _by_name(name)
+                env[name] = given.get(name, assumed)
+            for star in (info.node.params.star_arg, info.node.params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    env[star.name.value] = UNKNOWN
+            if self_name is not None:
+                env[self_name] = Value(Kind.SELF)
+            scope = info.qualified[len(self.module_name) + 1 :]
+            interpreter = self._interpreter(scope, self_name, info.owner)
+            outer_scope, run.log.scope = run.log.scope, scope
+            if self_name is not None:
+                interpreter.on_bind = self._attribute_collector(info.owner)  # type: ignore[method-assign]
+            try:
+                result = interpreter.run(info.node.body, env)
+            finally:
+                run.log.scope = outer_scope
+            returns = UNKNOWN if interpreter.yields or info.node.asynchronous is not None else (
+                interpreter.returned if interpreter.returned is not None else Value(Kind.NONE)
+            )  # fmt: skip
+            run.summaries[info.qualified] = _summary(info, returns)
+            if run.log.recording:
+                self._nested(info)
+            return result
+        finally:
+            run.in_progress.discard(info.qualified)
+
+    def _nested(self, info: FunctionInfo) -> None:
+        """Functions and classes defined inside a function: interpreted on their own."""
+        prefix = f"{info.qualified[len(self.module_name) + 1 :]}.<locals>."
+        for statement in top_level_definitions(block_of(info.node)):
+            self._local_definition(statement, prefix)
+
+    def _local_definition(self, statement, prefix: str) -> None:
+        name = f"{prefix}{statement.name.value}"
+        if isinstance(statement, cst.FunctionDef):
+            self._interpret(function_info(statement, f"{self.module_name}.{name}", None), {}, None)
+        else:
+            qualified = f"{self.module_name}.{name}"
+            info = ClassInfo(qualified, statement, ())
+            for inner in top_level_definitions(block_of(statement)):
+                if isinstance(inner, cst.FunctionDef):
+                    info.methods[inner.name.value] = function_info(inner, f"{qualified}.{inner.name.value}", qualified)
+            self._analyze_class(info)
+
+    def _ensure_class(self, info: ClassInfo) -> None:
+        run = self.current
+        if info.qualified in run.done or info.qualified in run.in_progress:
+            return
+        recording = run.log.recording
+        try:
+            self._analyze_class(info)
+            run.done.add(info.qualified)
+        finally:
+            run.log.recording = recording
+
+    def _analyze_class(self, info: ClassInfo) -> None:
         """`self.x` state is shared by the methods of a class: a first pass (not
         recorded) learns what each attribute is bound to anywhere, a second pass
         interprets each method starting from that state."""
-        methods = [s for s in _body(cls) if isinstance(s, cst.FunctionDef)]
-        self._attribute_state: Env = {}
-        self.log.recording = False
-        for method in methods:
-            self_name = _self_name(method)
-            if self_name is not None:
-                self._function(method, f"{scope}.{method.name.value}", self_name, {})
-        self.log.recording = True
-        state = self._attribute_state
-        for method in methods:
-            name = f"{scope}.{method.name.value}"
-            self._function(method, name, _self_name(method), state)
-            self._definitions(_body(method), prefix=f"{name}.<locals>.")
-        nested = [s for s in _body(cls) if isinstance(s, cst.ClassDef)]
-        for inner in nested:
-            self._class(inner, f"{scope}.{inner.name.value}")
+        run = self.current
+        run.in_progress.add(info.qualified)
+        try:
+            state = run.class_states.setdefault(info.qualified, {})
+            methods = list(info.methods.values())
+            run.log.recording = False
+            for method in methods:
+                self._method(method, state)
+            run.log.recording = True
+            for method in methods:
+                self._method(method, state)
+                run.done.add(method.qualified)
+        finally:
+            run.in_progress.discard(info.qualified)
+        for inner in top_level_definitions(block_of(info.node)):
+            if isinstance(inner, cst.ClassDef):
+                inner_info = self.definitions.classes.get(f"{info.qualified}.{inner.name.value}")
+                if inner_info is not None:
+                    self._ensure_class(inner_info)
+                else:
+                    self._local_definition(inner, f"{info.qualified[len(self.module_name) + 1 :]}.")
 
-    def _attribute_collector(self, key: str, value: Value, accumulated: bool) -> Value:
-        # An accumulation keeps the attribute's creations; only rebinding widens it.
-        if key.startswith("self.") and not accumulated:
-            previous = self._attribute_state.get(key)
-            self._attribute_state[key] = value if previous is None else join(previous, value)
-        return value
+    def _method(self, method: FunctionInfo, state: Env) -> None:
+        self_name = method.params[0] if method.receives_self else None
+        self._interpret(method, dict(state), self_name)
+
+    def _attribute_collector(self, owner: str | None):
+        state = self.current.class_states.setdefault(owner or "", {})
+
+        def collect(key: str, value: Value, accumulated: bool) -> Value:
+            # An accumulation keeps the attribute's creations; only rebinding widens it.
+            if key.startswith("self.") and not accumulated:
+                previous = state.get(key)
+                state[key] = value if previous is None else join(previous, value)
+            return value
+
+        return collect
+
+    def _is_torch_module(self, cls: str) -> bool:
+        """Whether `cls` derives from a torch.nn class (through project bases too)."""
+        pending, seen = [cls], set()
+        while pending and len(seen) < 8:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            for base in self.class_bases(current) or ():
+                if base.startswith("torch.nn."):
+                    return True
+                pending.append(base)
+        return False
+
+    # -- what the interpreter asks (project_calls.Callees) ----------------------------
+    def function(self, qualified: str) -> FunctionSummary | None:
+        run = self.current
+        info = self.definitions.functions.get(qualified)
+        if info is None:
+            return self.project.function(qualified)
+        if qualified not in run.summaries and qualified not in run.in_progress:
+            if info.owner is None:
+                self._ensure_function(info)
+            elif info.owner not in run.in_progress:
+                owner = self.definitions.classes.get(info.owner)
+                if owner is not None:
+                    self._ensure_class(owner)
+            else:  # a method of the class being analyzed: with the state so far
+                self._method(info, run.class_states.get(info.owner, {}))
+        return run.summaries.get(qualified)
+
+    def class_bases(self, qualified: str) -> tuple[str, ...] | None:
+        info = self.definitions.classes.get(qualified)
+        if info is not None:
+            return info.bases
+        return self.project.class_bases(qualified)
+
+    def record_site(self, qualified: str, bindings: dict[str, Value]) -> None:
+        self.current.sites.setdefault(qualified, []).append(bindings)
+
+    def record_call(self, qualified: str, node: cst.Call, values) -> None:
+        if qualified in self.definitions.functions or qualified.startswith(f"{self.module_name}."):
+            return  # this module's own: bound by record_site
+        run = self.current
+        if any(arg.star for arg in node.args) or not any(v.passes_facts for v in values):
+            run.opaque_calls.add(qualified)
+            return
+        positional = [v.without_origins() for a, v in zip(node.args, values) if a.keyword is None]
+        keywords = {a.keyword.value: v.without_origins() for a, v in zip(node.args, values) if a.keyword is not None}
+        run.external_calls.setdefault(qualified, []).append((positional, keywords))
+
+    def follows(self, qualified: str) -> bool:
+        return qualified in self.current.params
 
 
-def _walk_definitions(statements):
-    """Function and class definitions directly in `statements` or nested in their
-    compound statements (an `if` at module level, a `try` around a def)."""
-    for statement in statements:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            yield statement
-        elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
-            for block in _blocks(statement):
-                yield from _walk_definitions(block)
+def _by_name(param: str) -> Value:
+    """What a parameter nothing is known of holds, as far as its name says."""
+    return Value(positions=True) if names_positions(param) else UNKNOWN
 
 
-def _blocks(statement):
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.IndentedBlock):
-        yield body.body
-    orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.If):
-        yield [orelse]
-    elif orelse is not None and isinstance(orelse.body, cst.IndentedBlock):
-        yield orelse.body.body
-    for handler in getattr(statement, "handlers", ()):
-        if isinstance(handler.body, cst.IndentedBlock):
-            yield handler.body.body
-    final = getattr(statement, "finalbody", None)
-    if final is not None and isinstance(final.body, cst.IndentedBlock):
-        yield final.body.body
+def _summary(info: FunctionInfo, returns: Value) -> FunctionSummary:
+    defaults = tuple((name, literal_default(node)) for name, node in info.defaults.items())
+    return FunctionSummary(info.qualified, info.params, info.positional, info.receives_self, returns, defaults)
 
 
-def _body(definition: cst.FunctionDef | cst.ClassDef) -> list:
-    body = definition.body
-    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+def _takes_call_site_values(info: FunctionInfo) -> bool:
+    """Functions and private methods: a public method is also called through
+    receivers we cannot name (other modules, users), so what this module passes it
+    is not all it gets."""
+    return info.owner is None or (info.name.startswith("_") and not info.name.startswith("__"))
 
 
-def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
-    params = function.params
-    result = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            result.append(star)
-    return result
+def build_model(
+    module: cst.Module,
+    module_name: str = "__main__",
+    project: ExternalSummaries | None = None,
+    package: str | None = None,
+) -> SemanticModel:
+    """`module_name` qualifies the module's own definitions; `package` is what a
+    relative import starts from (the module's parent, or itself for `__init__.py`)."""
+    return _ModelBuilder(module, module_name, project or NoProject(), package).build()
 
 
-def _self_name(method: cst.FunctionDef) -> str | None:
-    for decorator in method.decorators:
-        if isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod"):
-            return None
-    params = list(method.params.posonly_params) + list(method.params.params)
-    return params[0].name.value if params else None
-
-
-def build_model(module: cst.Module) -> SemanticModel:
-    return _ModelBuilder(module).build()
+__all__ = ["SemanticModel", "build_model", "bind_arguments"]

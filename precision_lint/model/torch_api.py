@@ -4,6 +4,11 @@ Each table answers one question the interpreter asks; nothing here runs torch.
 """
 from __future__ import annotations
 
+# NumPy: arrays behave as tensors do for these rules (NumPy 2 keeps an int32 total
+# int32 when a Python int is added, as torch does, and it wraps). A scalar
+# constructor (`np.int32(0)`) makes a 0-dim value; factories take `dtype=`.
+NUMPY_FACTORIES = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.array", "numpy.asarray"})
+
 # Factories whose dtype comes from `dtype=` or, without it, the default dtype
 # (`torch.tensor`/`torch.full` infer it from the data instead).
 FACTORY_FUNCTIONS = frozenset(
@@ -17,6 +22,13 @@ LIKE_FACTORIES = frozenset(
 )
 # `x.new_zeros(...)`: x's dtype unless `dtype=` says otherwise.
 NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+# Tensors of ones: what counting with weights starts from (`ones_like(v).sum()`)
+ONES = frozenset({"torch.ones", "torch.ones_like", "new_ones"})
+# 0/1 indicator tensors in int64 (`F.one_hot(expert_idx, n)`): counted by a sum
+INDICATOR_FUNCTIONS = frozenset({"torch.nn.functional.one_hot"})
+# Running sums: of a mask they are running counts (`attention_mask.cumsum(-1)`)
+CUMULATIVE_METHODS = frozenset({"cumsum", "cumsum_"})
+CUMULATIVE_FUNCTIONS = frozenset({"torch.cumsum"})
 # Modules whose `<Type>Tensor` attributes are legacy typed constructors.
 LEGACY_CONSTRUCTOR_MODULES = frozenset({"torch", "torch.cuda"})
 
@@ -41,7 +53,7 @@ MASK_METHODS = frozenset(
 )  # fmt: skip
 
 # Calls that return an int64 tensor of counts.
-COUNT_FUNCTIONS = frozenset({"torch.count_nonzero", "torch.bincount"})
+COUNT_FUNCTIONS = frozenset({"torch.count_nonzero", "torch.bincount", "numpy.bincount", "numpy.count_nonzero"})
 COUNT_METHODS = frozenset({"count_nonzero", "bincount"})
 # Methods that return a Python int count.
 PY_COUNT_METHODS = frozenset({"numel", "nelement"})
@@ -92,6 +104,42 @@ INPLACE_ADD_METHODS = frozenset({"add_", "sub_"})
 INPLACE_SCALE_METHODS = frozenset({"mul_", "multiply_"})
 FILL_METHODS = frozenset({"fill_"})
 
+# Collectives that sum (or gather) a tensor across ranks: qualified name -> (keyword,
+# position) of the tensor. torch.distributed, its functional and autograd forms,
+# DeepSpeed's comm module (a drop-in for torch.distributed) and the helpers of
+# accelerate, Lightning and torchmetrics.
+COLLECTIVES = {
+    "torch.distributed.all_reduce": ("tensor", 0),
+    "torch.distributed.reduce": ("tensor", 0),
+    "torch.distributed.all_reduce_coalesced": ("tensors", 0),
+    "torch.distributed.all_gather": ("tensor", 1),
+    "torch.distributed.all_gather_into_tensor": ("input_tensor", 1),
+    "torch.distributed.reduce_scatter": ("input_list", 1),
+    "torch.distributed.reduce_scatter_tensor": ("input", 1),
+    "torch.distributed.nn.all_reduce": ("tensor", 0),
+    "torch.distributed.nn.functional.all_reduce": ("tensor", 0),
+    "torch.distributed._functional_collectives.all_reduce": ("self", 0),
+    "torch.distributed._functional_collectives.all_gather_tensor": ("self", 0),
+    "torch.distributed._functional_collectives.reduce_scatter_tensor": ("self", 0),
+    "deepspeed.comm.all_reduce": ("tensor", 0),
+    "deepspeed.comm.inference_all_reduce": ("tensor", 0),
+    "deepspeed.comm.reduce": ("tensor", 0),
+    "deepspeed.comm.all_gather": ("tensor", 1),
+    "deepspeed.comm.all_gather_into_tensor": ("input_tensor", 1),
+    "deepspeed.comm.reduce_scatter_tensor": ("input", 1),
+    "accelerate.utils.reduce": ("tensor", 0),
+    "accelerate.utils.gather": ("tensor", 0),
+    "torchmetrics.utilities.distributed.gather_all_tensors": ("result", 0),
+}
+# The collectives that add up across ranks (gathers only collect)
+SUMMING_COLLECTIVES = frozenset(
+    name for name in COLLECTIVES if name.rpartition(".")[2] in ("all_reduce", "reduce", "all_reduce_coalesced", "reduce_scatter", "reduce_scatter_tensor", "inference_all_reduce")
+)
+# The same as methods of a framework object whose type we cannot see:
+# `accelerator.reduce(t, "sum")`, `self.all_gather(t)` (LightningModule),
+# `trainer.strategy.reduce(t)`, `fabric.all_reduce(t)`.
+COLLECTIVE_METHODS = frozenset({"reduce", "gather", "gather_for_metrics", "all_gather", "all_reduce"})
+
 # torch.distributed collectives.
 REDUCING_COLLECTIVES = frozenset(
     {"torch.distributed.all_reduce", "torch.distributed.reduce", "torch.distributed.all_reduce_coalesced"}
@@ -127,3 +175,70 @@ LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "criti
 # `self.add_state(name, default=tensor, dist_reduce_fx=...)`.
 REGISTER_BUFFER = "register_buffer"
 ADD_STATE = "add_state"
+
+# -- the dtype the model runs in ---------------------------------------------------
+# Names of data whose dtype is the model's (bfloat16/float16/float32 as the run
+# decides): asked for its dtype (`hidden_states.dtype`, `type_as(logits)`,
+# `x.new_ones(n)`), such a value gives RUNTIME_FLOAT. Matched on the parts of a
+# snake_case name; a name with an integer part (`token_ids`, `mask`) is not data.
+FLOATING_DATA_WORDS = frozenset(
+    {
+        "hidden", "hiddens", "logit", "logits", "feature", "features", "feat",
+        "feats", "embed", "embeds", "embedding", "embeddings", "emb", "score", "scores",
+        "prob", "probs", "probabilities", "activation", "activations", "act", "query",
+        "queries", "q", "k", "v", "weight", "weights", "param", "params", "parameter",
+        "latent", "latents", "pixel", "pixels", "image", "images", "img", "audio",
+        "waveform", "mel", "gate", "gates", "router", "expert", "experts", "attn", "loss",
+        "losses", "norm", "freq", "freqs", "frequency", "frequencies", "scale", "scales",
+    }
+)  # fmt: skip
+# In a method of an nn.Module, its input: `forward(self, x)` is the layer's activations.
+MODULE_INPUT_WORDS = frozenset({"x", "h", "input", "inputs"})
+INTEGER_DATA_WORDS = frozenset(
+    {
+        "id", "ids", "idx", "index", "indices", "mask", "masks", "label", "labels",
+        "target", "targets", "length", "lengths", "len", "lens", "count", "counts",
+        "pos", "position", "positions", "token", "tokens", "step", "steps", "num",
+        "offset", "offsets", "seq", "rank", "ranks", "bool", "int", "long",
+    }
+)  # fmt: skip
+# Calls whose result is floating data in the input's dtype: of the model's data, it
+# is the model's data too.
+FLOAT_OUTPUT_FUNCTIONS = frozenset(
+    {
+        "torch.softmax", "torch.log_softmax", "torch.sigmoid", "torch.tanh", "torch.exp",
+        "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
+        "torch.nn.functional.linear", "torch.nn.functional.gelu", "torch.nn.functional.silu",
+        "torch.nn.functional.layer_norm", "torch.nn.functional.normalize",
+        "torch.nn.functional.sigmoid", "torch.nn.functional.dropout",
+    }
+)  # fmt: skip
+# math: every function gives a float but these, which give ints
+MATH_INT_FUNCTIONS = frozenset({"floor", "ceil", "trunc", "comb", "perm", "factorial", "gcd", "lcm", "isqrt", "prod"})
+FLOAT_OUTPUT_METHODS = frozenset({"softmax", "log_softmax", "sigmoid", "tanh", "exp", "rsqrt", "sqrt"})
+# torch.nn layers: an instance called on data gives floating data in the model's
+# dtype, and its `.weight` is a parameter.
+NN_LAYER_MODULES = ("torch.nn.",)
+NN_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+# Receivers of `.half()` / `.bfloat16()` / `.to(dtype)` that are whole models, by name.
+MODULE_WORDS = (
+    "model", "module", "net", "encoder", "decoder", "backbone", "transformer", "policy",
+    "actor", "critic", "teacher", "student", "ema", "layer", "block", "head", "unet", "vae",
+)  # fmt: skip
+
+# -- autocast ---------------------------------------------------------------------
+# Context managers that run matmul-like ops in bfloat16/float16.
+AUTOCAST_CONTEXTS = frozenset(
+    {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"}
+)
+# Ops autocast casts to the low dtype (checked on CPU, torch 2.13): an einsum only
+# when it contracts an index (it then runs a bmm); elementwise products and
+# `torch.outer` stay float32.
+AUTOCAST_FUNCTIONS = frozenset(
+    {
+        "torch.matmul", "torch.mm", "torch.bmm", "torch.mv", "torch.addmm", "torch.baddbmm",
+        "torch.nn.functional.linear", "torch.einsum",
+    }
+)  # fmt: skip
+AUTOCAST_METHODS = frozenset({"matmul", "mm", "bmm", "mv"})

@@ -6,7 +6,7 @@ from enum import Enum
 
 import libcst as cst
 
-from .dtypes import BOOL, FLOAT64, INT64, DType
+from .dtypes import BOOL, FLOAT16, FLOAT64, INT64, RUNTIME_FLOAT, DType
 from .promotion import Operand, Tier
 
 
@@ -19,6 +19,12 @@ class Kind(Enum):
     SHAPE = "shape"  # `x.shape` / `x.size()`: indexing it gives a count
     DTYPE = "dtype"  # a dtype object, e.g. `torch.float32` or `x.dtype`
     SELF = "self"  # the instance in a method
+    NONE = "none"  # `None`: joined with a value, the value wins (`else: self.buf = None`)
+    STR = "str"  # a string: `len()` of it counts characters, not samples
+    TUPLE = "tuple"  # `elements`: one value per position
+    LIST = "list"  # `elements`: one value that covers every item (empty: nothing yet)
+    DICT = "dict"  # `items`: a value per string key
+    INSTANCE = "instance"  # an object of class `cls` (a project class or a torch.nn layer)
 
 
 @dataclass(eq=False)
@@ -32,6 +38,19 @@ class Creation:
     dtype: DType | None
     # qualified name of the function or class where it is made
     scope: str = ""
+    # why its dtype is the model's run-time one ("the dtype of `hidden_states`")
+    dtype_source: str | None = None
+    # made in the default dtype (no `dtype=`; a Python `0.0`): what
+    # `torch.set_default_dtype` decides
+    from_default: bool = False
+    # registered as a buffer or metric state: a whole-model cast (`.half()`) casts it
+    module_state: bool = False
+    # one element (`torch.zeros(())`, `torch.zeros(1)`, `torch.tensor(0.0)`, `0.0`): a
+    # counter, where `+= 1` counts steps (a map's `+= 1` counts overlaps)
+    scalar: bool = False
+    # made by a function of another module, which returns it (`seen = new_counter()`):
+    # where that is, for a finding whose fix belongs there
+    remote: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +78,15 @@ class Value:
     # one row per element (`x.nonzero()`, `x.flatten()`, `x.view(-1)`, `x[mask]`), or
     # the shape of such a tensor: its length counts elements, not samples
     flat: bool = False
+    # TUPLE/LIST elements, DICT items (key, value), INSTANCE class
+    elements: tuple["Value", ...] = ()
+    items: tuple[tuple[str, "Value"], ...] = ()
+    cls: str | None = None
+    # where the value came from when that was another function or module, for
+    # messages: "`count_helpers.nonpad()` (count_helpers.py:9)"
+    via: str | None = None
+    # why a RUNTIME_FLOAT dtype is the model's: "the dtype of `hidden_states`"
+    dtype_source: str | None = None
 
     # -- construction helpers -------------------------------------------------
     @staticmethod
@@ -89,8 +117,43 @@ class Value:
             return Value.tensor(BOOL, mask=True)
         return Value(Kind.UNKNOWN, mask=True)
 
+    @staticmethod
+    def tuple_of(elements) -> "Value":
+        elements = tuple(elements)
+        return Value(Kind.TUPLE, elements=elements, origins=_all_origins(elements))
+
+    @staticmethod
+    def list_of(element: "Value | None") -> "Value":
+        """A list whose items are all covered by `element` (None: an empty list)."""
+        elements = () if element is None else (element,)
+        return Value(Kind.LIST, elements=elements, origins=_all_origins(elements))
+
+    @staticmethod
+    def dict_of(items) -> "Value":
+        items = tuple(items)
+        return Value(Kind.DICT, items=items, origins=_all_origins(value for _, value in items))
+
+    @property
+    def element(self) -> "Value":
+        """What one item of a LIST (or any position of a TUPLE) holds."""
+        if not self.elements:
+            return UNKNOWN
+        covered = self.elements[0]
+        for other in self.elements[1:]:
+            covered = join(covered, other)
+        return covered
+
+    def item(self, key: str) -> "Value | None":
+        return next((value for name, value in self.items if name == key), None)
+
     def with_origins(self, origins: frozenset[Creation]) -> "Value":
         return replace(self, origins=origins)
+
+    def with_source(self, dtype_source: str | None) -> "Value":
+        return replace(self, dtype_source=dtype_source) if dtype_source != self.dtype_source else self
+
+    def with_float_count(self, site: int) -> "Value":
+        return replace(self, float_count=site) if site != self.float_count else self
 
     def without_origins(self) -> "Value":
         return replace(self, origins=frozenset()) if self.origins else self
@@ -99,6 +162,38 @@ class Value:
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
+
+    @property
+    def is_container(self) -> bool:
+        return self.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT)
+
+    @property
+    def passes_facts(self) -> bool:
+        """Whether, given to a parameter, it can change what the rules find there: a
+        count, a mask, counts made float, positions, an accumulator, a dtype (or a
+        container of one). Narrower than `informative`: a module is interpreted a
+        second time only for these."""
+        if self.count or self.mask or self.float_count or self.positions or self.origins:
+            return True
+        if self.kind is Kind.DTYPE:
+            return self.dtype is not None
+        if self.is_container:
+            return any(v.passes_facts for v in self.elements) or any(v.passes_facts for _, v in self.items)
+        return False
+
+    @property
+    def informative(self) -> bool:
+        """Whether it says more than UNKNOWN about what matters to the rules: worth
+        passing into another function's parameters or across modules."""
+        if self.count or self.mask or self.float_count or self.positions or self.origins or self.buffer:
+            return True
+        if self.kind is Kind.TENSOR:
+            return self.dtype is not None
+        if self.kind in (Kind.INSTANCE, Kind.DTYPE):
+            return self.kind is Kind.INSTANCE or self.dtype is not None
+        if self.is_container:
+            return any(v.informative for v in self.elements) or any(v.informative for _, v in self.items)
+        return False
 
     @property
     def is_floating(self) -> bool:
@@ -134,6 +229,10 @@ class Value:
 
 UNKNOWN = Value()
 
+# `float_count` of a value whose counts became float in another module: the call
+# that did it is not a node of this one
+FLOAT_COUNT_ELSEWHERE = -1
+
 
 @dataclass(frozen=True)
 class CallFact:
@@ -145,27 +244,82 @@ class CallFact:
     method: str | None
 
 
+def _all_origins(values) -> frozenset[Creation]:
+    origins: frozenset[Creation] = frozenset()
+    for value in values:
+        origins |= value.origins
+    return origins
+
+
 def join(a: Value, b: Value) -> Value:
     """The value that covers both branches of a control-flow merge."""
     if a is b or a == b:
         return a
+    if a.kind is Kind.NONE or b.kind is Kind.NONE:
+        # `self.buf = None` on one path: where the value is used, it is the other one
+        kept, other = (b, a) if a.kind is Kind.NONE else (a, b)
+        return replace(kept, origins=kept.origins | other.origins)
     origins = a.origins | b.origins
+    if a.kind is b.kind and a.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT, Kind.INSTANCE):
+        return _join_containers(a, b, origins)
+    if a.kind is b.kind and a.kind in (Kind.TENSOR, Kind.DTYPE) and a.dtype != b.dtype and _both_floating(a, b):
+        # `torch.bfloat16 if cfg.bf16 else torch.float16`: a width chosen at run time
+        dtype = _run_time_width(a.dtype, b.dtype)
+        return replace(join(replace(a, dtype=dtype), replace(b, dtype=dtype)), dtype_source=a.dtype_source or b.dtype_source)
     if a.kind is b.kind and a.dtype == b.dtype:
+        # a Python int that is a count on one path and a literal on another (`n = 0`
+        # before the loop that adds counts to it) holds counts
+        count = (a.count or b.count) if a.kind is Kind.PY_INT else (a.count and b.count)
         return Value(
             a.kind,
             a.dtype,
             a.zero_dim if a.zero_dim == b.zero_dim else None,
-            a.count and b.count,
+            count,
             a.mask and b.mask,
             origins,
             a.positions and b.positions,
             a.buffer or b.buffer,
             a.float_count or b.float_count,
-            a.length and b.length,
+            (a.length or not a.count) and (b.length or not b.count) and count,
             a.per_row and b.per_row,
             a.flat or b.flat,
+            via=a.via or b.via,
+            dtype_source=a.dtype_source or b.dtype_source,
         )
+    # a count is a count whether it is a Python int or a tensor (`n` from `len()` on
+    # one path, `mask.sum()` on another)
     return Value(
-        count=False, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer,
+        count=a.count and b.count, mask=a.mask and b.mask, origins=origins, buffer=a.buffer or b.buffer,
         float_count=a.float_count or b.float_count, length=a.length and b.length, flat=a.flat or b.flat,
     )  # fmt: skip
+
+
+def _both_floating(a: Value, b: Value) -> bool:
+    return a.dtype is not None and b.dtype is not None and a.dtype.is_floating and b.dtype.is_floating
+
+
+def _run_time_width(a: DType, b: DType) -> DType:
+    """One of two float dtypes, decided at run time: both half precision, the
+    narrower (what a count must survive); otherwise the model's run-time dtype."""
+    if a.exact_integer_limit <= FLOAT16.exact_integer_limit and b.exact_integer_limit <= FLOAT16.exact_integer_limit:
+        return min(a, b, key=lambda d: d.exact_integer_limit)
+    return RUNTIME_FLOAT
+
+
+def _join_containers(a: Value, b: Value, origins: frozenset[Creation]) -> Value:
+    if a.kind is Kind.INSTANCE:
+        return a if a.cls == b.cls else Value(origins=origins)
+    if a.kind is Kind.LIST:
+        if not a.elements or not b.elements:
+            return replace(a if a.elements else b, origins=origins)
+        return replace(Value.list_of(join(a.element, b.element)), origins=origins)
+    if a.kind is Kind.TUPLE:
+        if len(a.elements) != len(b.elements):
+            return Value(origins=origins)
+        return replace(Value.tuple_of(join(x, y) for x, y in zip(a.elements, b.elements)), origins=origins)
+    keys = dict.fromkeys([k for k, _ in a.items] + [k for k, _ in b.items])
+    items = []
+    for key in keys:
+        left, right = a.item(key), b.item(key)
+        items.append((key, join(left, right) if left is not None and right is not None else (left or right)))
+    return replace(Value.dict_of(items), origins=origins)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..diagnostics import Applicability, Diagnostic
+from ..failures import is_failure
 from ..source import LineIndex, read_source
 
 
@@ -42,13 +43,8 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool, texts: 
     sources: dict[str, LineIndex | None] = {name: LineIndex(text) for name, text in (texts or {}).items()}
     for diagnostic in diagnostics:
         out.write(headline(diagnostic, unsafe) + "\n")
-        index = sources.get(diagnostic.filename)
-        if diagnostic.filename not in sources:
-            try:
-                index = LineIndex(read_source(Path(diagnostic.filename)).text)
-            except (OSError, UnicodeDecodeError, SyntaxError):
-                index = None
-            sources[diagnostic.filename] = index
+        # a failure is about the file (not read, not parsed): no code to point at
+        index = None if is_failure(diagnostic) else _index(diagnostic.filename, sources)
         if index is not None and diagnostic.location.row <= index.line_count:
             _snippet(diagnostic, index, out)
         if diagnostic.fix is not None:
@@ -59,6 +55,15 @@ def write_full(diagnostics: list[Diagnostic], out: TextIO, unsafe: bool, texts: 
         for related in diagnostic.related:
             out.write(f"  = {related.message}: line {related.location.row}\n")
         out.write("\n")
+
+
+def _index(filename: str, sources: dict[str, LineIndex | None]) -> LineIndex | None:
+    if filename not in sources:
+        try:
+            sources[filename] = LineIndex(read_source(Path(filename)).text)
+        except (OSError, ValueError, SyntaxError):  # unreadable, undecodable
+            sources[filename] = None
+    return sources[filename]
 
 
 def _snippet(diagnostic: Diagnostic, index: LineIndex, out: TextIO) -> None:
@@ -83,6 +88,10 @@ def write_summary(remaining: list[Diagnostic], fixed_count: int, out: TextIO, un
         out.write(f"Found {total} {noun} ({fixed_count} fixed, {len(remaining)} remaining).\n")
     else:
         out.write(f"Found {total} {noun}.\n")
+    unchecked = len({d.filename for d in remaining if is_failure(d)})
+    if unchecked:
+        files = "file was" if unchecked == 1 else "files were"
+        out.write(f"{unchecked} {files} not fully checked or fixed (PH9xx above).\n")
     safe = sum(1 for d in remaining if d.fix and d.fix.applicability is Applicability.SAFE)
     hidden = sum(1 for d in remaining if d.fix and d.fix.applicability is Applicability.UNSAFE)
     if unsafe:

@@ -1,0 +1,110 @@
+"""Checks a set of files as one project, like a type checker's binder and checker:
+
+1. every file is checked on its own (or served from the cache); each gives its
+   diagnostics, its module summary, and what it asked of the project index;
+2. the index is built from the summaries (plus those of project modules the run
+   did not list but its files import, such as pre-commit's staged files' imports);
+3. a file whose answers changed (a helper it calls now returns counts, its function
+   is now passed counts) is checked again with the new answers, up to MAX_ROUNDS;
+4. under --fix, the first round writes its fixes and a file checked again is fixed
+   again from there; the diagnostics are settled by the project's evidence last.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Callable
+
+from ..conditions import resolve
+from ..runner import FileReport, Job, run_jobs
+from .index import ProjectIndex
+from .modules import identify, modules_to_read
+
+MAX_ROUNDS = 3
+# modules outside the run read for their summaries, at most (a pre-commit run
+# hands over a few files; their imports are resolved, not the whole tree)
+MAX_IMPORTED_MODULES = 64
+_REEXPORT_DEPTH = 3
+
+
+def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> list[FileReport]:
+    try:
+        reports, index = _settle([replace(job, project=None) for job in jobs], cache, runner)
+    finally:
+        if cache is not None:
+            cache.save()  # what was checked before an interruption stays cached
+    return [replace(report, diagnostics=resolve(report.diagnostics, index.facts)) for report in reports]
+
+
+def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIndex]:
+    """Every file checked (or fixed), again where the answers it got changed, until
+    they hold. A file fixed again starts from what the first round wrote."""
+    reports = _first_round(jobs, cache, runner)
+    extra = _imported_summaries(jobs, reports, cache, runner)
+    index = ProjectIndex(_summaries(reports + extra))
+    for _ in range(MAX_ROUNDS - 1):
+        stale = [i for i, report in enumerate(reports) if _is_stale(report, index)]
+        if not stale:
+            break
+        again = runner([replace(jobs[i], project=index.slice_for(reports[i].dependencies)) for i in stale])
+        for i, report in zip(stale, again):
+            if jobs[i].mode == "fix":  # the first round's fixes are written: keep them listed
+                report = replace(report, fixed=reports[i].fixed + report.fixed)
+            reports[i] = report
+            _remember(cache, jobs[i], report)
+        index = ProjectIndex(_summaries(reports + extra))
+    return reports, index
+
+
+def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
+    reports: list[FileReport | None] = [None] * len(checks)
+    pending: list[int] = []
+    for i, job in enumerate(checks):
+        cached = cache.get_report(job) if cache is not None and job.mode in ("check", "summary") else None
+        if cached is not None:
+            reports[i] = cached
+        else:
+            pending.append(i)
+    for i, report in zip(pending, runner([checks[i] for i in pending])):
+        reports[i] = report
+        _remember(cache, checks[i], report)
+    return [report for report in reports if report is not None]
+
+
+def _remember(cache, job: Job, report: FileReport) -> None:
+    if cache is not None and job.mode in ("check", "summary"):
+        cache.put_report(job, report)
+
+
+def _is_stale(report: FileReport, index: ProjectIndex) -> bool:
+    return any(index.fingerprint(key) != seen for key, seen in report.dependencies.items())
+
+
+def _summaries(reports: list[FileReport]) -> list[dict]:
+    return [report.summary for report in reports if report.summary is not None]
+
+
+def _imported_summaries(checks: list[Job], reports: list[FileReport], cache, runner) -> list[FileReport]:
+    """Summaries of project modules that the checked files import but the run did not
+    list (pre-commit hands over only the staged files): found under the checked
+    files' package roots, following re-exports a few modules deep."""
+    identities = [identify(job.path) for job in checks]
+    known = {identity.name for identity in identities}
+    roots = list(dict.fromkeys(identity.root for identity in identities))
+    names = [key.partition(":")[2] for report in reports for key in report.dependencies]
+    if not checks:
+        return []
+    codes, limits = checks[0].codes, checks[0].limits
+    extra: list[FileReport] = []
+    for _ in range(_REEXPORT_DEPTH):
+        wanted = modules_to_read(names, roots, known)
+        room = MAX_IMPORTED_MODULES - len(extra)
+        if not wanted or room <= 0:
+            break
+        jobs = [Job(os.path.relpath(path), codes, mode="summary", limits=limits) for path in list(wanted.values())[:room]]
+        found = _first_round(jobs, cache, runner)
+        extra.extend(found)
+        known |= set(wanted)
+        # a re-export (`pkg/__init__.py`: `from .core import f`) names the next module
+        names = [target for report in found if report.summary for target in report.summary["exports"].values()]
+    return extra

@@ -1,0 +1,188 @@
+"""The project index: every checked module's summary, with names resolved across
+modules (absolute and relative imports, `import pkg.mod as m`, re-exports in
+`__init__.py`) and the arguments the project passes to each function.
+
+A module's model sees the index through a ModuleContext, which answers from a slice
+of precomputed answers and records what was asked and what the answer was worth
+(a fingerprint): when a later round's answer differs, the module is checked again."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable
+
+from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_arguments_from, join_bindings
+from ..model.values import UNKNOWN, Value
+from .portable import summary_from_data, value_from_data, value_to_data
+
+# how many re-exports a name may pass through (`pkg/__init__.py` -> `pkg/core.py` ...)
+_MAX_HOPS = 6
+NOTHING = "-"  # the fingerprint of an answer that tells nothing
+
+
+class ProjectIndex:
+    def __init__(self, summaries: Iterable[dict[str, Any]]) -> None:
+        self.modules: dict[str, dict[str, Any]] = {}
+        ambiguous: set[str] = set()
+        evidence: list[Evidence] = []
+        for summary in summaries:
+            name = summary["module"]
+            if name in self.modules and self.modules[name]["path"] != summary["path"]:
+                ambiguous.add(name)  # two scripts called train.py: neither is `train`
+            self.modules[name] = summary
+            evidence.extend(Evidence(*item) for item in summary.get("evidence", ()))
+        for name in ambiguous:
+            del self.modules[name]
+        self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
+        self._params: dict[str, list[dict[str, Value]]] | None = None
+        self._opaque: set[str] = set()
+
+    # -- names -------------------------------------------------------------------------
+    def locate(self, qualified: str, hops: int = 0) -> tuple[str, str, Any] | None:
+        """("function" | "class", canonical name, its data) for a project name."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            data = self.modules.get(".".join(parts[:cut]))
+            if data is None:
+                continue
+            if qualified in data["functions"]:
+                return "function", qualified, data["functions"][qualified]
+            if qualified in data["classes"]:
+                return "class", qualified, data["classes"][qualified]
+            target = data["exports"].get(parts[cut])
+            if target is not None and hops < _MAX_HOPS:
+                return self.locate(".".join([target, *parts[cut + 1 :]]), hops + 1)
+            return None
+        return None
+
+    def module_of(self, canonical: str) -> str | None:
+        parts = canonical.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:cut]) in self.modules:
+                return ".".join(parts[:cut])
+        return None
+
+    # -- arguments -----------------------------------------------------------------------
+    def param_values(self, canonical: str) -> dict[str, Value]:
+        """What the project's calls pass to a module-level function: the join over
+        every call site; every parameter unknown once one call passes nothing known
+        (or `*args`). Methods are called through receivers we cannot always name, so
+        they get nothing from other modules."""
+        if self._params is None:
+            self._bind_all_calls()
+        assert self._params is not None
+        located = self.locate(canonical)
+        if located is None or located[0] != "function" or self._is_method(canonical):
+            return {}
+        if canonical in self._opaque:
+            return {name: UNKNOWN for name in located[2]["params"]}
+        sites = self._params.get(canonical)
+        return join_bindings(sites) if sites else {}
+
+    def _is_method(self, canonical: str) -> bool:
+        module = self.module_of(canonical)
+        return module is not None and "." in canonical[len(module) + 1 :]
+
+    def _bind_all_calls(self) -> None:
+        self._params = {}
+        for data in self.modules.values():
+            for callee in data.get("opaque_calls", ()):
+                located = self.locate(callee)
+                if located is not None:
+                    self._opaque.add(located[1])
+            for callee, sites in data.get("calls", {}).items():
+                located = self.locate(callee)
+                if located is None or located[0] != "function":
+                    continue
+                summary = summary_from_data(located[1], located[2])
+                for positional, keywords in sites:
+                    bound = bind_arguments_from(
+                        summary, [value_from_data(v) for v in positional], {k: value_from_data(v) for k, v in keywords.items()}
+                    )
+                    self._params.setdefault(located[1], []).append(bound)
+
+    # -- answers for one module ------------------------------------------------------------
+    def answer(self, key: str) -> Any:
+        """The answer to a question a module's model asks ("f:name", "c:name", "p:name")."""
+        kind, _, name = key.partition(":")
+        if kind == "p":
+            values = self.param_values(name)
+            return {param: value_to_data(value) for param, value in values.items()}
+        located = self.locate(name)
+        if located is None:
+            return None
+        if kind == "f":
+            return [located[1], located[2]] if located[0] == "function" else None
+        if kind == "c":
+            return [located[1], self._class_answer(located[1], located[2])] if located[0] == "class" else None
+        return None
+
+    def _class_answer(self, canonical: str, bases: list[str]) -> dict[str, Any]:
+        """A class's bases, resolved, and what its methods return (for the fingerprint)."""
+        module = self.module_of(canonical) or ""
+        methods = {
+            q: f["returns"] for q, f in self.modules.get(module, {}).get("functions", {}).items()
+            if q.startswith(canonical + ".") and f["returns"] is not None
+        }  # fmt: skip
+        resolved = []
+        for base in bases:
+            located = self.locate(base)
+            resolved.append(located[1] if located is not None and located[0] == "class" else base)
+        return {"bases": resolved, "methods": methods}
+
+    def slice_for(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The answers a module asked for last time: what a worker needs to check it."""
+        return {"answers": {key: self.answer(key) for key in keys}, "evidence": [list(e.__dict__.values()) for e in self.facts.evidence]}
+
+    def fingerprint(self, key: str) -> str:
+        return fingerprint(key, self.answer(key))
+
+
+def fingerprint(key: str, answer: Any) -> str:
+    """What an answer is worth to the rules: NOTHING when it tells nothing."""
+    if answer is None:
+        return NOTHING
+    kind = key.partition(":")[0]
+    if kind == "f":
+        returns = value_from_data(answer[1]["returns"])
+        if not returns.informative:
+            return NOTHING
+        answer = answer[1]["returns"]
+    elif kind == "p":
+        if not any(value_from_data(v).informative for v in answer.values()):
+            return NOTHING
+    elif kind == "c":
+        if not any(value_from_data(r).informative for r in answer[1]["methods"].values()):
+            return NOTHING
+    text = json.dumps(answer, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class ModuleContext:
+    """The index as one module's model asks it (model.summaries.ExternalSummaries)."""
+
+    def __init__(self, project_slice: dict[str, Any] | None = None) -> None:
+        project_slice = project_slice or {}
+        self.answers: dict[str, Any] = project_slice.get("answers", {})
+        self._facts = ProjectFacts([Evidence(*item) for item in project_slice.get("evidence", ())])
+        self.asked: dict[str, str] = {}  # key -> fingerprint of the answer used
+
+    def _ask(self, key: str) -> Any:
+        answer = self.answers.get(key)
+        self.asked[key] = fingerprint(key, answer)
+        return answer
+
+    def function(self, qualified: str) -> FunctionSummary | None:
+        answer = self._ask(f"f:{qualified}")
+        return summary_from_data(answer[0], answer[1]) if answer else None
+
+    def class_bases(self, qualified: str) -> tuple[str, ...] | None:
+        answer = self._ask(f"c:{qualified}")
+        return tuple(answer[1]["bases"]) if answer else None
+
+    def param_values(self, qualified: str) -> dict[str, Value]:
+        answer = self._ask(f"p:{qualified}") or {}
+        return {name: value_from_data(value) for name, value in answer.items()}
+
+    def facts(self) -> ProjectFacts:
+        return self._facts

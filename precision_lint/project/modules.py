@@ -1,0 +1,97 @@
+"""Which module a file is: its dotted name from the package folders above it (the
+folders that hold an `__init__.py`), and the package its relative imports start from."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ModuleIdentity:
+    name: str  # "pkg.sub.mod"; a script outside any package is its file's stem
+    package: str  # where `from . import x` starts: "pkg.sub" (for pkg/sub/__init__.py too)
+    root: str  # the folder that holds the top package (where `import pkg` is found)
+
+
+def identify(path: str | Path) -> ModuleIdentity:
+    path = Path(os.path.abspath(path))
+    is_init = path.name == "__init__.py"
+    packages = _packages_above(str(path.parent))
+    stem = path.name.rsplit(".", 1)[0]
+    parts = list(packages) + ([] if is_init else [stem])
+    name = ".".join(parts) if parts else stem
+    package = ".".join(packages) if is_init else ".".join(parts[:-1])
+    root = path.parent
+    for _ in packages:
+        root = root.parent
+    return ModuleIdentity(name, package, str(root))
+
+
+@lru_cache(maxsize=4096)
+def _packages_above(directory: str) -> tuple[str, ...]:
+    """The package names from the top package down to `directory` (empty when
+    `directory` holds no `__init__.py`)."""
+    if not os.path.isfile(os.path.join(directory, "__init__.py")):
+        return ()
+    parent = os.path.dirname(directory)
+    if parent == directory:
+        return ()
+    return _packages_above(parent) + (os.path.basename(directory),)
+
+
+def find_module_file(name: str, roots: list[str]) -> Path | None:
+    """The file of module `name` under one of `roots` (for a module the run did not
+    list, such as the imports of files pre-commit hands over)."""
+    relative = Path(*name.split("."))
+    for root in roots:
+        for candidate in (Path(root) / relative.with_suffix(".py"), Path(root) / relative / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def modules_to_read(names, roots: list[str], known: set[str]) -> dict[str, Path]:
+    """Files of the project modules that the qualified `names` (what a model asked
+    the index about) live in, found under `roots`, leaving out modules in `known`.
+    Only names whose top package sits in a root are looked for: `torch.x` and
+    `transformers.y` cost one set lookup, not a walk over the disk."""
+    tops: dict[str, list[str]] = {}
+    for root in roots:
+        for top in _top_level_names(root):
+            tops.setdefault(top, []).append(root)
+    wanted: dict[str, Path] = {}
+    missing: set[str] = set()
+    for name in names:
+        parts = name.split(".")
+        if parts[0] not in tops:
+            continue
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            if module in known or module in wanted:
+                break
+            if module in missing:
+                continue
+            path = find_module_file(module, tops[parts[0]])
+            if path is not None:
+                wanted[module] = path
+                break
+            missing.add(module)
+    return wanted
+
+
+@lru_cache(maxsize=1024)
+def _top_level_names(root: str) -> tuple[str, ...]:
+    """The modules and packages importable from `root` (`train`, `megatron`)."""
+    try:
+        entries = os.listdir(root)
+    except OSError:
+        return ()
+    names = []
+    for entry in entries:
+        if entry.endswith(".py"):
+            names.append(entry[:-3])
+        elif os.path.isfile(os.path.join(root, entry, "__init__.py")):
+            names.append(entry)
+    return tuple(names)
