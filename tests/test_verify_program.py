@@ -2,6 +2,8 @@
 in order and inside their loops, inputs bound before the creation, one add per
 source statement, branches as scenarios, every CUDA spelling mapped to the target
 device, the allow-list applied to what comes from the source."""
+from dataclasses import replace
+
 import libcst as cst
 import pytest
 
@@ -11,6 +13,7 @@ from precision_lint.registry import all_rules
 from precision_lint.verify.program import ReplayBuilder
 from precision_lint.verify.sites import NoReplay, find_site
 from precision_lint.verify.source_view import SourceIndex
+from precision_lint.verify.usage import UsageAnalysis
 
 CODES = frozenset(rule.code for rule in all_rules())
 
@@ -22,14 +25,28 @@ def build(source: str, code: str = "PH001") -> dict:
     return ReplayBuilder(index, model, find_site(index, model, diagnostic)).build()
 
 
+def build_with_fix_of(source: str, clean: str, code: str = "PH001") -> dict:
+    """A replay of `source` given the fix the linter offers for `clean` (the same
+    source without the statement that makes it refuse one)."""
+    (diagnostic,) = [d for d in check_source(source, "train.py", CODES) if d.code == code]
+    (offered,) = [d for d in check_source(clean, "train.py", CODES) if d.code == code and d.fix is not None]
+    model = build_model(cst.parse_module(source))
+    index = SourceIndex(model, source)
+    return ReplayBuilder(index, model, find_site(index, model, replace(diagnostic, fix=offered.fix))).build()
+
+
 def lines(program: str) -> list[str]:
     return [line.strip() for line in program.splitlines()]
 
 
 def test_statements_after_the_add_stay_inside_the_loop_in_order():
-    harness = build(
+    # the linter refuses the fix here (the rebinding makes int64 float again); the
+    # replay of the fix it would offer keeps the rebinding where it is
+    harness = build_with_fix_of(
         "import torch\ndef f(grads):\n    acc = torch.zeros(1)\n    for g in grads:\n"
-        "        acc += (g == 0).sum()\n        acc = acc * 0.5 + acc * 0.5\n    print(acc.item())\n"
+        "        acc += (g == 0).sum()\n        acc = acc * 0.5 + acc * 0.5\n    print(acc.item())\n",
+        "import torch\ndef f(grads):\n    acc = torch.zeros(1)\n    for g in grads:\n"
+        "        acc += (g == 0).sum()\n    print(acc.item())\n",
     )
     program = harness["programs"]["after"].splitlines()
     loop = next(i for i, line in enumerate(program) if "for g in" in line)
@@ -186,3 +203,38 @@ def test_positions_and_the_angles_they_make():
     assert "t = __h.value(0, torch.arange(n, dtype=torch.bfloat16), torch.arange(n, dtype=torch.float64))" in program
     assert "__h.angle(0, torch.outer(t, inv_freq), torch.outer(__h.exact_of(0), __h.f64(inv_freq)))" in program
     assert harness["inputs"]["n"]["roles"] == ["positions", "size"]
+
+
+def test_an_accumulator_created_in_one_arm_is_replayed_in_that_arm():
+    harness = build(
+        "import torch\nclass Hist:\n    def __init__(self, n, on):\n        if on:\n            self._hits = torch.zeros(n)\n"
+        "        else:\n            self._hits = None\n    def update(self, x):\n        self._hits += torch.bincount(x, minlength=4)\n"
+    )
+    # the `else:` arm leaves nothing to count: one scenario, the creating arm, and the report says so
+    assert [s["arms"] for s in harness["scenarios"]] == [{"0": 0}]
+    assert any("created only in the first arm" in item for item in harness["left_out"])
+
+
+def test_integer_data_by_name_helper_results_as_indices_and_layer_sizes():
+    ids = build("import torch\ndef f(batches):\n    total = torch.zeros(())\n    for ids in batches:\n        total += torch.ones_like(ids).masked_fill(ids == 0, 0).sum()\n    return total\n")
+    assert "integer" in ids["inputs"]["batches"]["elem"]["roles"]  # token ids are int64: ones_like counts
+    routed = build(
+        "import torch\nimport torch.nn as nn\n\ndef _expert_ids(logits, k):\n    return logits.topk(k, dim=-1).indices\n\n"
+        "class Router(nn.Module):\n    def __init__(self, hidden_size, num_experts):\n        super().__init__()\n"
+        "        self.num_experts = num_experts\n        self.gate = nn.Linear(hidden_size, num_experts)\n"
+        "    def forward(self, probs):\n        load = torch.zeros(self.num_experts)\n"
+        "        load += torch.bincount(_expert_ids(probs, 2).flatten(), minlength=self.num_experts)\n        return load\n"
+    )
+    # the helper's result, flattened and counted by bincount, is an index inside the buffer
+    assert routed["opaque"] == [{"roles": ["index"], "index_range": 4}]
+    # a layer's arguments are sizes (`nn.Linear(hidden_size, num_experts)` runs in __init__)
+    source = "import torch.nn as nn\ndef make(hidden_size, num_experts):\n    return nn.Linear(hidden_size, num_experts, bias=False)\n"
+    model = build_model(cst.parse_module(source))
+    analysis = UsageAnalysis(model.imports)
+    analysis.analyse(model.module, SourceIndex(model, source).parents)
+    assert "size" in analysis.spec("hidden_size")["roles"] and "size" in analysis.spec("num_experts")["roles"]
+
+
+def test_numpy_totals_are_skipped_with_the_reason():
+    with pytest.raises(NoReplay, match="NumPy totals are not replayed"):
+        build("import numpy as np\ntotal = np.int32(0)\nfor shard in shards:\n    total += len(shard)\nprint(total)\n", code="PH005")

@@ -21,7 +21,7 @@ def main() -> int:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     hooks = SiteHooks(job["mode"], job.get("offsets", {}), job.get("scale", 1.0))
-    finder = install(job["files"], frozenset(job["codes"]), job["variant"], hooks)
+    finder = install(job["files"], frozenset(job["codes"]), job["variant"], hooks, job.get("projects"))
     module_name, _, function = job["call"].partition(":")
     factory_module, _, factory = job["inputs"].partition(":")
     errors, call_error = [], None

@@ -112,13 +112,17 @@ def _find_module(name: str):
 
 def verify_paths(paths: list[Path], codes: frozenset[str], settings, options, progress: TextIO | None) -> list:
     from ..discovery import discover
-    from .runner import verify_file
+    from .findings import project_findings
+    from .runner import _unreadable, verify_findings
 
     files = discover(paths, settings)
-    results = []
-    for number, path in enumerate(files, start=1):
-        _progress(progress, f"verifying {number}/{len(files)}: {path}")
-        results.extend(verify_file(path, settings.codes_for(str(path), codes), options))
+    _progress(progress, f"checking {len(files)} files as one project")
+    # as `check` finds them: across modules, settled by the project's evidence
+    found, unreadable = project_findings(files, lambda path: settings.codes_for(path, codes), settings.limits)
+    results = [_unreadable(path, why) for path, why in unreadable]
+    for number, file in enumerate(found, start=1):
+        _progress(progress, f"verifying {number}/{len(found)}: {file.path}")
+        results.extend(verify_findings(file, options))
     _progress(progress, None)
     return results
 

@@ -104,9 +104,18 @@ class Recorder:
         self._exact_values: dict = {}
         self.approximate_at: int | None = None
         self.max_error = 0
+        # the dtype a floating accumulator runs in when it is not the one written
+        # (the model's floating dtype is replayed as bfloat16): findings.run_dtype
+        self.run_dtype = None
 
     # -- accumulators -------------------------------------------------------------------
     def start(self, site: int, value, owner):
+        if self.run_dtype is not None and isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != self.run_dtype:
+            value = value.to(self.run_dtype)
+        elif self.run_dtype is not None and isinstance(value, float):
+            # a Python `0.0` becomes a tensor of the default dtype at its first add:
+            # of the one the project sets
+            value = torch.tensor(value, dtype=self.run_dtype, device=self.device_name)
         dtype = value.dtype if isinstance(value, torch.Tensor) else self.dtype_hint or torch.get_default_dtype()
         if isinstance(value, int) and not isinstance(value, bool) and not isinstance(value, torch.Tensor):
             dtype = torch.int64  # a Python int start (the fixed `total = 0`)
@@ -308,7 +317,8 @@ class ReplayHooks(Recorder):
         self.job = job
         self.scenario = scenario
         self.variant = variant
-        self.synth = Synthesizer(job["inputs"], job.get("opaque", []), device, seed, run, job.get("limit"))
+        self.run_dtype = FLOAT_HINTS.get(job.get("run_dtype") or "")
+        self.synth = Synthesizer(job["inputs"], job.get("opaque", []), device, seed, run, job.get("limit"), self.run_dtype)
         self._self = None
         self._loops: dict[int, int] = {}
         self.post_error: dict | None = None

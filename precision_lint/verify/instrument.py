@@ -14,6 +14,8 @@ import libcst as cst
 
 from ..engine import check_source
 from ..model.semantic import build_model
+from ..project.index import ModuleContext
+from ..project.modules import identify
 from ..registry import all_rules
 from .program import ReplayBuilder
 from .sites import VERIFIABLE, NoReplay, find_site
@@ -47,11 +49,14 @@ def verifiable_codes() -> frozenset[str]:
     return frozenset(r.code for r in all_rules() if not r.checks_suppressions) & VERIFIABLE
 
 
-def instrument(text: str, path: str, codes: frozenset[str], variant: str) -> tuple[str, list[SiteInfo]]:
-    diagnostics = [d for d in check_source(text, path, codes) if d.fix is not None and d.code in VERIFIABLE]
+def instrument(text: str, path: str, codes: frozenset[str], variant: str, project: dict | None = None) -> tuple[str, list[SiteInfo]]:
+    """`project`: the slice of the project index the parent checked the file with, so
+    that findings across modules are found here too."""
+    identity = identify(path)
+    diagnostics = [d for d in check_source(text, path, codes, identity, project) if d.fix is not None and d.code in VERIFIABLE]
     if not diagnostics:
         return text, []
-    model = build_model(cst.parse_module(text))
+    model = build_model(cst.parse_module(text), identity.name, ModuleContext(project), identity.package)
     source = SourceIndex(model, text)
     fixes: list[Edit] = []
     sites: list[SiteInfo] = []

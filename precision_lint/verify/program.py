@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..model.dtypes import ALL_DTYPES
 from ..model.imports import dotted_name
 from ..model.semantic import SemanticModel
 from . import sandbox
@@ -101,8 +102,11 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
             "kind": self.site.kind,
             "function": self._function_name(),
             "target": self.target,
-            "dtype": self.site.dtype.name if self.site.dtype is not None else None,
-            "limit": self.site.dtype.exact_integer_limit if self.site.dtype is not None else None,
+            "dtype": self._dtype_name(),
+            "limit": self._limit(),
+            # the dtype the child runs a floating accumulator (and floating inputs) in,
+            # when it is not the one written: see findings.run_dtype
+            "run_dtype": self.site.run_dtype[0] if self.site.run_dtype is not None else None,
             "integral_fix": self.site.integral_fix,
             "programs": programs,
             "line_maps": line_maps,
@@ -120,6 +124,18 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
             "left_out": list(dict.fromkeys(self.left_out)),
         }
 
+    def _dtype_name(self) -> str | None:
+        if self.site.run_dtype is not None:
+            return self.site.run_dtype[0]
+        return self.site.dtype.name if self.site.dtype is not None else None
+
+    def _limit(self) -> int | None:
+        name = self._dtype_name()
+        known = {d.name: d.exact_integer_limit for d in ALL_DTYPES}
+        if name in known:
+            return known[name]
+        return self.site.dtype.exact_integer_limit if self.site.dtype is not None else None
+
     # -- where things are -------------------------------------------------------------
 
     def _usage(self) -> UsageAnalysis:
@@ -136,6 +152,9 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
         for part in self.parts:
             analysis.analyse(part.scope, self.source.parents)
         analysis.finish()
+        for spec in self.opaque_specs:
+            if "index" in spec.get("roles", []) and spec.get("index_range") is None:
+                spec["index_range"] = buffer_size  # a synthesized index stays inside the buffer
         for loop in self.opaque_loops:
             self.opaque_specs[self.opaque_ids[id(loop.iter)]] = {"roles": [], "elem": target_spec(loop.target, analysis)}
         if self.angle is not None:
@@ -147,7 +166,10 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
         for add in self.site.adds:
             path = analysis.path_of(add.addend) if add.whole and isinstance(add.addend, (cst.Name, cst.Attribute, cst.Subscript)) else None
             if path is not None:
-                analysis.mark(path, "scalar")
+                # a count from a helper the replay leaves out is an integer, not a float
+                # (and into an integer accumulator: a float added in place would raise)
+                integer_site = self.site.dtype is not None and self.site.dtype.is_integer
+                analysis.mark(path, "count" if add.counts or integer_site else "scalar")
         self.analysis = analysis
         return analysis
 
@@ -397,8 +419,19 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
         return [(text, line, "slice")]
 
     def _scenarios(self) -> list[dict]:
-        varied = [(number, b) for number, b in enumerate(self.branches.values()) if b.varied]
+        varied = []
         base = {str(number): b.default for number, b in enumerate(self.branches.values())}
+        for number, branch in enumerate(self.branches.values()):
+            if not branch.varied:
+                continue
+            creating = self._creating_arm(branch)
+            if creating is None:
+                varied.append((number, branch))
+                continue
+            # `if on: self._hits = torch.zeros(n) else: self._hits = None`: only the arm
+            # that creates the accumulator has one to replay
+            base[str(number)] = creating
+            self.left_out.append(f"the other arms of `if {branch.tests[0]}:` (the accumulator is created only in {'the first arm' if creating == 0 else f'arm {creating + 1}'})")
         scenarios = [{"name": self._scenario_name(base, varied), "arms": base}]
         for number, branch in varied:
             for arm in range(len(branch.arms)):
@@ -416,6 +449,14 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
             self.left_out.append(f"{len(scenarios) - MAX_SCENARIOS} more combinations of branches")
             scenarios = scenarios[:MAX_SCENARIOS]
         return scenarios
+
+    def _creating_arm(self, branch) -> int | None:
+        if self.creation_statement is None:
+            return None
+        for number, arm in enumerate(branch.arms):
+            if arm is not None and any(n is self.creation_statement for n in all_nodes(arm)):
+                return number
+        return None
 
     def _scenario_name(self, arms: dict, varied) -> str:
         names = []

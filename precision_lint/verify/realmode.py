@@ -9,8 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..engine import check_source
-from ..source import read_source
+from .findings import project_findings
 from .isolation import run_isolated
 from .sites import VERIFIABLE
 from .verdicts import ERROR, Result, judge_real
@@ -18,17 +17,18 @@ from .verdicts import ERROR, Result, judge_real
 PASSES = (("observe", "observe", "before"), ("stress", "stress", "before"), ("fixed", "stress", "after"))
 
 
-def flagged_files(files: list[Path], codes: frozenset[str]) -> list[str]:
-    """The files with at least one finding verify can check."""
-    found = []
-    for path in files:
-        try:
-            text = read_source(path).text
-        except (OSError, UnicodeDecodeError, SyntaxError):
-            continue
-        if any(d.fix is not None and d.code in VERIFIABLE for d in check_source(text, str(path), codes)):
-            found.append(str(path.resolve()))
-    return found
+def flagged_files(files: list[Path], codes: frozenset[str]) -> tuple[list[str], dict[str, dict | None]]:
+    """The files with at least one finding verify can check (checked as one
+    project, as `check` does), and the slice of the project index each was checked
+    with (the child instruments it with the same)."""
+    found, _ = project_findings(files, lambda _: codes)
+    flagged, projects = [], {}
+    for file in found:
+        if any(f.diagnostic.code in VERIFIABLE for f in file.findings):
+            path = str(file.path.resolve())
+            flagged.append(path)
+            projects[path] = file.project
+    return flagged, projects
 
 
 def run_passes(make_argv, job_base: dict, options, cwd: str, mode: str, progress=None) -> tuple[dict, list[Result] | None, list[str]]:
@@ -70,10 +70,10 @@ def results_from(payloads: dict, mode: str, inputs: str) -> list[Result]:
 
 
 def verify_pytest(files: list[Path], pytest_args: list[str], codes: frozenset[str], options, progress=None) -> list[Result]:
-    flagged = flagged_files(files, codes)
+    flagged, projects = flagged_files(files, codes)
     if not flagged:
         return []
-    job = {"files": flagged, "codes": sorted(codes & VERIFIABLE)}
+    job = {"files": flagged, "codes": sorted(codes & VERIFIABLE), "projects": projects}
 
     def argv(job_file: str) -> list[str]:
         return [sys.executable, "-m", "pytest", "-p", "precision_lint.verify.sanitizer", "-p", "no:cacheprovider", "-q", *pytest_args]
@@ -93,7 +93,8 @@ def verify_pytest(files: list[Path], pytest_args: list[str], codes: frozenset[st
 
 
 def verify_call(module_file: str, call: str, inputs: str, codes: frozenset[str], options, progress=None) -> list[Result]:
-    job = {"files": [module_file], "codes": sorted(codes & VERIFIABLE), "call": call, "inputs": inputs, "device": options.device}
+    _, projects = flagged_files([Path(module_file)], codes)
+    job = {"files": [module_file], "codes": sorted(codes & VERIFIABLE), "call": call, "inputs": inputs, "device": options.device, "projects": projects}
 
     def argv(job_file: str) -> list[str]:
         return [sys.executable, "-m", "precision_lint.verify.call"]

@@ -94,8 +94,10 @@ class InstrumentingFinder(importlib.abc.MetaPathFinder):
     """Finds the flagged modules by file and loads them instrumented (never from a
     cached .pyc)."""
 
-    def __init__(self, files: list[str], codes: frozenset[str], variant: str, hooks: SiteHooks) -> None:
+    def __init__(self, files: list[str], codes: frozenset[str], variant: str, hooks: SiteHooks, projects: dict | None = None) -> None:
         self.files = {os.path.realpath(f) for f in files}
+        # per file, the slice of the project index the parent checked it with
+        self.projects = {os.path.realpath(f): value for f, value in (projects or {}).items()}
         self.codes = codes
         self.variant = variant
         self.hooks = hooks
@@ -117,7 +119,8 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname):
         with open(self.path, encoding="utf-8") as stream:
             text = stream.read()
-        self._text, self._sites = instrument(text, self.path, self.finder.codes, self.finder.variant)
+        project = self.finder.projects.get(os.path.realpath(self.path))
+        self._text, self._sites = instrument(text, self.path, self.finder.codes, self.finder.variant, project)
         return compile(self._text, self.path, "exec", dont_inherit=True)
 
     def exec_module(self, module) -> None:
@@ -127,8 +130,8 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
         exec(code, module.__dict__)  # the user's own module, as they run it
 
 
-def install(files: list[str], codes: frozenset[str], variant: str, hooks: SiteHooks) -> InstrumentingFinder:
-    finder = InstrumentingFinder(files, codes, variant, hooks)
+def install(files: list[str], codes: frozenset[str], variant: str, hooks: SiteHooks, projects: dict | None = None) -> InstrumentingFinder:
+    finder = InstrumentingFinder(files, codes, variant, hooks, projects)
     sys.meta_path.insert(0, finder)
     return finder
 

@@ -183,6 +183,17 @@ class Locator:
                 self.registration = call
                 self.creation_statement = self._statement_of(call)
                 return
+        if isinstance(parent, cst.DictElement) and parent.value is current and isinstance(parent.key, cst.SimpleString):
+            # `self._stats = {"dropped": torch.zeros(1)}`: the accumulator is the item
+            container = self.source.parent(parent)
+            assign = self.source.parent(container)
+            if isinstance(container, cst.Dict) and isinstance(assign, (cst.Assign, cst.AnnAssign)) and assign.value is container:
+                target = assign.targets[0].target if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else getattr(assign, "target", None)
+                if isinstance(target, (cst.Name, cst.Attribute)):
+                    self.owner = self.source.raw(target)
+                    self.target = f"{self.source.raw(target)}[{parent.key.value}]"
+                    self.creation_statement = assign
+                    return
         if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is current:
             if isinstance(parent, cst.Assign) and len(parent.targets) != 1:
                 raise NoReplay("the accumulator is created in a chained assignment")

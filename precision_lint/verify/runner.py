@@ -10,12 +10,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import libcst as cst
-
-from ..engine import check_source
-from ..model.semantic import build_model
 from ..registry import all_rules
-from ..source import read_source
+from .findings import FileFindings, autocast_note, project_findings, run_dtype
 from .isolation import run_isolated
 from .program import ReplayBuilder
 from .sites import VERIFIABLE, NoReplay, find_site
@@ -43,25 +39,34 @@ def _precision_codes() -> frozenset[str]:
 
 
 def verify_file(path: Path, codes: frozenset[str], options: Options) -> list[Result]:
-    try:
-        source = read_source(path)
-    except (OSError, UnicodeDecodeError, SyntaxError) as error:
-        return [Result("", str(path), 0, 0, verdict=SKIPPED, detail=f"cannot read the file: {error}")]
+    """One file checked on its own (as a project of one module)."""
+    found, unreadable = project_findings([path], lambda _: codes)
+    return [_unreadable(p, why) for p, why in unreadable] + [r for f in found for r in verify_findings(f, options)]
+
+
+def _unreadable(path: Path, why: str) -> Result:
+    return Result("", str(path), 0, 0, verdict=SKIPPED, detail=f"cannot read or check the file: {why}")
+
+
+def verify_findings(found: FileFindings, options: Options) -> list[Result]:
+    path = found.path
     precision = _precision_codes()
-    found = [d for d in check_source(source.text, str(path), codes) if d.fix is not None and d.code in precision]
+    items = [f for f in found.findings if f.diagnostic.code in precision]
     results = [
-        Result(d.code or "", str(path), d.location.row, d.location.column, verdict=SKIPPED, detail=f"no replay for {d.code}")
-        for d in found if d.code not in VERIFIABLE
+        Result(f.diagnostic.code or "", str(path), f.diagnostic.location.row, f.diagnostic.location.column, verdict=SKIPPED, detail=f"no replay for {f.diagnostic.code}")
+        for f in items if f.diagnostic.code not in VERIFIABLE
     ]  # fmt: skip
-    diagnostics = [d for d in found if d.code in VERIFIABLE]
-    if not diagnostics:
+    items = [f for f in items if f.diagnostic.code in VERIFIABLE]
+    if not items:
         return results
-    model = build_model(cst.parse_module(source.text))
-    index = SourceIndex(model, source.text)
-    for diagnostic in diagnostics:
+    model = found.model()
+    index = SourceIndex(model, found.text)
+    for item in items:
+        diagnostic = item.diagnostic
         result = Result(diagnostic.code or "", str(path), diagnostic.location.row, diagnostic.location.column)
         try:
             site = find_site(index, model, diagnostic)
+            site.run_dtype = run_dtype(site.dtype, item.conditions, found.facts)
             harness = ReplayBuilder(index, model, site).build()
         except NoReplay as reason:
             result.detail = str(reason)
@@ -71,6 +76,11 @@ def verify_file(path: Path, codes: frozenset[str], options: Options) -> list[Res
         result.dtype_before = harness.get("dtype") or ""
         result.dtype_after = "int64" if harness["integral_fix"] else "float32"
         result.inputs = describe_inputs(harness)
+        if site.run_dtype is not None:
+            result.notes.append(f"dtype: {site.run_dtype[1]}")
+        autocast = autocast_note(item.conditions, found.facts)
+        if autocast is not None:
+            result.notes.append(autocast)
         run_replay(harness, result, options)
         results.append(result)
     return results

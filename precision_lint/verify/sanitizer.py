@@ -19,7 +19,7 @@ def pytest_configure(config) -> None:
     from .realrun import SiteHooks, install
 
     hooks = SiteHooks(job["mode"], job.get("offsets", {}), job.get("scale", 1.0))
-    finder = install(job["files"], frozenset(job["codes"]), job["variant"], hooks)
+    finder = install(job["files"], frozenset(job["codes"]), job["variant"], hooks, job.get("projects"))
     _STATE.update(job=job, hooks=hooks, finder=finder, tests={}, errors=[])
 
 

@@ -18,6 +18,7 @@ from ..diagnostics import Diagnostic
 from ..model.accumulators import AddendKind, narrowest_dtype
 from ..model.dtypes import INT32, DType
 from ..model.expressions import find_arg
+from ..model.imports import dotted_name
 from ..model.semantic import SemanticModel
 from ..model.values import CallFact
 from .source_view import FIX, Edit, SourceIndex
@@ -39,6 +40,7 @@ class AddSite:
     addend: cst.CSTNode
     sign: int = 1
     whole: bool = True  # the addend is added as a whole (`acc += n`), not scattered by an index
+    counts: bool = False  # the model knows the addend is a whole number (a count, an integer)
 
 
 @dataclass
@@ -56,6 +58,9 @@ class Site:
     module_cast: bool = False  # PH004 on a buffer: replay the module cast to bf16 / fp16
     # the fixed accumulator must hold whole numbers at every add (int64 fixes)
     integral_fix: bool = True
+    # (dtype, why): the dtype the replay runs the site in when it is not the one
+    # written (the model's floating dtype, a project's half-precision cast); findings.py
+    run_dtype: tuple[str, str] | None = None
 
     @property
     def anchor(self) -> cst.CSTNode:
@@ -101,14 +106,25 @@ def _accumulator_site(source, model, diagnostic, located, edits) -> Site:
     accumulator = next((a for a in model.accumulators if _start(source, a.creation.node) == located), None)
     if accumulator is None:
         raise NoReplay("the finding's accumulator was not found again")
+    if _is_numpy(accumulator.creation.node, model):
+        raise NoReplay("NumPy totals are not replayed (replays run torch only)")
     counted = [a for a in accumulator.adds if a.kind is AddendKind.COUNT and a.dtype_after is not None]
-    if not counted:
+    # a step counter (`step += 1` into a floating tensor) adds literal ones
+    steps = accumulator.step_adds() if diagnostic.code == "PH001" else []
+    if not counted and not steps:
         raise NoReplay("the finding has no count added")
     if diagnostic.code == "PH005":
         dtype = INT32
     else:
-        dtype = narrowest_dtype([a for a in counted if a.adds_count_to_float] or counted)
+        dtype = narrowest_dtype([a for a in counted if a.adds_count_to_float] or counted or steps)
     return Site(diagnostic.code or "", ACCUMULATOR, diagnostic, dtype, accumulator.creation.node, _adds(source, accumulator.adds), fix_edits=edits)
+
+
+def _is_numpy(node: cst.CSTNode, model: SemanticModel) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    qualified = model.imports.qualify_dotted(dotted_name(node.func))
+    return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
 
 
 def _adds(source: SourceIndex, adds) -> list[AddSite]:
@@ -120,7 +136,8 @@ def _adds(source: SourceIndex, adds) -> list[AddSite]:
         if statement is None or id(statement) in seen:
             continue
         seen.add(id(statement))
-        result.append(AddSite(statement, add.addend, -1 if _subtracts(add.statement) else 1))
+        whole_number = add.kind in (AddendKind.COUNT, AddendKind.INTEGRAL)
+        result.append(AddSite(statement, add.addend, -1 if _subtracts(add.statement) else 1, counts=whole_number))
     return result
 
 

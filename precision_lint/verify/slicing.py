@@ -13,7 +13,7 @@ from .code_helpers import SCOPES, plain_targets, short, user_dunder
 from .names import REGISTRATIONS, defined_names, free_names, unrunnable_calls
 from .sites import NoReplay
 from .source_view import Rewriter, all_nodes
-from .usage import SIZE_CALLS
+from .usage import ALIAS_METHODS, INDEX_FUNCTIONS, INDEX_METHODS, SIZE_CALLS
 
 if TYPE_CHECKING:
     from .replay_parts import Part
@@ -290,14 +290,30 @@ class Slicer:
         return sandbox.problems("def __f():\n    " + text.replace("\n", "\n    ") + "\n", generated=True)
 
     def _opaque_call(self, call: cst.Call, part: Part) -> None:
-        parent = self.source.parent(call)
+        # `torch.bincount(helper(x).flatten(), ...)`: what the result is used as,
+        # through the methods that give back the same data
+        used = call
+        parent = self.source.parent(used)
+        while isinstance(parent, cst.Attribute) and parent.value is used and parent.attr.value in ALIAS_METHODS:
+            outer_call = self.source.parent(parent)
+            if not (isinstance(outer_call, cst.Call) and outer_call.func is parent):
+                break
+            used, parent = outer_call, self.source.parent(outer_call)
         spec: dict = {"roles": []}
         if any(call is a.addend or (isinstance(a.addend, cst.Call) and a.addend is call) for a in self.site.adds):
             spec = {"roles": ["count"]}
         elif isinstance(parent, cst.Arg):
             outer = self.source.parent(parent)
-            if isinstance(outer, cst.Call) and (dotted_name(outer.func) or "").rsplit(".", 1)[-1] in SIZE_CALLS:
+            last = (dotted_name(outer.func) or (outer.func.attr.value if isinstance(outer.func, cst.Attribute) else "")).rsplit(".", 1)[-1] if isinstance(outer, cst.Call) else ""
+            positional = [a for a in outer.args if a.keyword is None] if isinstance(outer, cst.Call) else []
+            position = positional.index(parent) if parent in positional else None
+            keyword = parent.keyword.value if parent.keyword is not None else None
+            if last in SIZE_CALLS:
                 spec = {"roles": ["size"]}
+            elif (last in INDEX_FUNCTIONS and position == INDEX_FUNCTIONS[last]) or keyword == "index" or (
+                isinstance(outer.func, cst.Attribute) and last in INDEX_METHODS and position == INDEX_METHODS[last]
+            ):
+                spec = {"roles": ["index"]}  # its range: the buffer's size (usage)
         self.opaque_ids[id(call)] = len(self.opaque_specs)
         self.opaque_specs.append(spec)
 

@@ -81,8 +81,11 @@ class Holder:
 
 
 class Synthesizer:
-    def __init__(self, specs: dict, opaque: list, device: str, seed: int, run: str, limit: int | None) -> None:
+    def __init__(self, specs: dict, opaque: list, device: str, seed: int, run: str, limit: int | None, float_dtype=None) -> None:
         self.specs = specs
+        # floating data: float32, or the dtype the site is replayed in (the model's
+        # floating dtype as bfloat16); 0, 1, 2, NaN, +-inf and -100 are exact in both
+        self.float_dtype = float_dtype or torch.float32
         self.opaque_specs = opaque
         self.device = device
         self.seed = seed
@@ -142,10 +145,10 @@ class Synthesizer:
         if holder is not None:
             return holder
         if "scalar" in roles:
-            return torch.ones((), device=self.device)  # of unknown kind, added whole: a float
+            return torch.ones((), dtype=self.float_dtype, device=self.device)  # of unknown kind, added whole: a float
         if "number" in roles and not spec.get("dims"):
             pool = [0, 1, 2] + [_special(v) for v in spec.get("specials", [])]
-            return torch.tensor(float(pool[self._random(key, index, 1, 0, len(pool))[0]]), device=self.device)
+            return torch.tensor(float(pool[self._random(key, index, 1, 0, len(pool))[0]]), dtype=self.float_dtype, device=self.device)
         return self.tensor(spec, key, index)
 
     def _mapping(self, spec: dict, key: str, index: int, depth: int):
@@ -195,7 +198,7 @@ class Synthesizer:
     def tensor(self, spec: dict, key: str, index: int) -> torch.Tensor:
         roles = set(spec.get("roles", []))
         dims = int(spec.get("dims", 1))
-        length = self.length(key, index)
+        length = spec.get("length") or self.length(key, index)
         # rows first: a 2-D input has as many rows as a 1-D one has elements, so the
         # two compare (`logits.argmax(dim=1) == y`)
         shape = (length,) if dims == 1 else (length, SECOND_DIM) + (2,) * (dims - 2)
@@ -209,21 +212,26 @@ class Synthesizer:
             numel *= size
         if "bool" in roles:
             dtype = torch.bool
-        elif "index" in roles:
+        elif "index" in roles or "integer" in roles:
             dtype = torch.int64
         else:
             dtype = torch.float32
         if self.large and index == 0 and self.call_index == 0:
             values = self._fill(spec, key, numel, dtype)
+            values = values.to(self.float_dtype) if values.is_floating_point() else values
         elif dtype is torch.bool:
             values = torch.tensor(self._random(key, index, numel, 0, 2), dtype=torch.int64) > 0
         elif "index" in roles:
             bound = max(1, int(spec.get("index_range") or 2))
             values = torch.tensor(self._random(key, index, numel, 0, bound), dtype=torch.int64)
+        elif "integer" in roles:
+            pool = [0, 1, 2] + [v for v in spec.get("specials", []) if isinstance(v, int)]
+            picks = self._random(key, index, numel, 0, len(pool))
+            values = torch.tensor([pool[p] for p in picks], dtype=torch.int64)
         else:
             pool = [0, 1, 2] + [_special(v) for v in spec.get("specials", [])]
             picks = self._random(key, index, numel, 0, len(pool))
-            values = torch.tensor([float(pool[p]) for p in picks], dtype=torch.float32)
+            values = torch.tensor([float(pool[p]) for p in picks], dtype=self.float_dtype)
         return values.reshape(shape).to(self.device)
 
     def _fill(self, spec: dict, key: str, numel: int, dtype) -> torch.Tensor:
@@ -232,6 +240,14 @@ class Synthesizer:
         first value the code compares with: NaN, -100, ...)."""
         if dtype is torch.bool:
             return torch.ones(numel, dtype=torch.bool)
+        if dtype is torch.int64 and "integer" in spec.get("roles", []) and "index" not in spec.get("roles", []):
+            whole = [v for v in spec.get("specials", []) if isinstance(v, int)]
+            value = 0
+            if self.pattern == "distinct":
+                value = 1 + zlib.crc32(key.split("#")[0].encode()) % 2
+            elif self.pattern == "special" and whole:
+                value = sorted(whole)[0]
+            return torch.full((numel,), value, dtype=torch.int64)
         if dtype is torch.int64:
             return torch.zeros(numel, dtype=torch.int64)
         value = 0.0

@@ -17,11 +17,14 @@ def describe_spec(spec: dict, depth: int = 0) -> str:
     if spec.get("items") and depth < 3:
         keys = ", ".join(f"[{k!r}]: {describe_spec(v, depth + 1)}" for k, v in list(spec["items"].items())[:3])
         return f"a mapping ({keys})"
+    if "count" in roles:
+        return "a count (an int64 of 0..5)"
     if "scalar" in roles:
         return "a float added whole"
-    kind = "bool" if "bool" in roles else ("int64 index" if "index" in roles else "float")
+    kind = "bool" if "bool" in roles else ("int64 index" if "index" in roles else ("int64" if "integer" in roles else "float"))
     dims = spec.get("dims", 1)
-    values = ["0", "1", "2"] + [SHOWN.get(str(v), str(v)) for v in spec.get("specials", [])]
+    specials = [v for v in spec.get("specials", []) if kind != "int64" or isinstance(v, int)]
+    values = ["0", "1", "2"] + [SHOWN.get(str(v), str(v)) for v in specials]
     if "index" in roles:
         values = [f"0..{spec.get('index_range', 2) - 1}"]
     text = f"{dims}-D {kind} tensors" + ("" if kind == "bool" else f" of {', '.join(dict.fromkeys(values))}")

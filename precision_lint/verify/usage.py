@@ -13,6 +13,7 @@ No torch here.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -34,6 +35,9 @@ SIZE_CALLS = frozenset(
         "new_ones", "new_empty", "new_full", "view", "reshape", "expand", "repeat", "Size",
         "linspace", "tensor_split", "randperm", "FloatTensor", "LongTensor", "IntTensor",
         "HalfTensor", "BFloat16Tensor", "DoubleTensor", "Tensor",
+        # layers built from sizes (`nn.Linear(hidden_size, num_experts)`)
+        "Linear", "Embedding", "EmbeddingBag", "LayerNorm", "RMSNorm", "GroupNorm", "Bilinear",
+        "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d",
     }
 )  # fmt: skip
 SIZE_KEYWORDS = frozenset({"minlength", "num_classes", "bins", "size", "steps", "end", "out_features", "num_embeddings"})
@@ -57,6 +61,11 @@ SETTING_VALUE = 7  # what an unset setting compared with data holds (the data ca
 ALIAS_METHODS = frozenset({"to", "cuda", "cpu", "detach", "clone", "contiguous", "view", "reshape", "flatten", "long", "float", "int", "bool", "squeeze", "unsqueeze", "double", "half", "bfloat16"})
 
 
+# names of data that holds integers (token ids, labels): synthesized as int64, so
+# `torch.ones_like(ids).sum()` is a count as it is in the code's real runs
+INTEGER_NAME = re.compile(r"(^|_)(ids|idx|indices|labels?|tokens?)$")
+
+
 @dataclass
 class PathFacts:
     roles: set[str] = field(default_factory=set)
@@ -64,6 +73,7 @@ class PathFacts:
     dims: int = 1
     index_range: int | None = None
     long_dim: int | None = None  # a dimension used as a length of positions
+    length: int | None = None  # an index scattered with a source of this literal length
     attrs: dict[str, "PathFacts"] = field(default_factory=dict)
     called_attrs: dict[str, "PathFacts"] = field(default_factory=dict)  # `x.parameters()` -> the result
     items: dict[str, "PathFacts"] = field(default_factory=dict)
@@ -98,6 +108,8 @@ class PathFacts:
             spec["index_range"] = self.index_range
         if self.long_dim is not None:
             spec["long_dim"] = self.long_dim
+        if self.length is not None:
+            spec["length"] = self.length
         for table in ("attrs", "called_attrs", "items"):
             children = getattr(self, table)
             if children:
@@ -149,13 +161,18 @@ class UsageAnalysis:
     def facts(self, path: tuple[str, tuple]) -> PathFacts:
         root, accessors = path
         node = self.roots.setdefault(root, PathFacts())
+        name = root
         for table, key in accessors:
             if table == "elem":
                 node = node.element()
             elif table == "result":
                 node = node.call_result()
+                name = ""
             else:
                 node = node.child(table, key)
+                name = key
+        if INTEGER_NAME.search(name):
+            node.roles.add("integer")
         return node
 
     def facts_of(self, node: cst.BaseExpression) -> PathFacts | None:
@@ -254,13 +271,17 @@ class UsageAnalysis:
                 pairs.append((target, (path[0], path[1] + (("elem", ""),))))
         for element, path in pairs:
             if isinstance(element, cst.Name) and path is not None:
-                self.facts(path)  # make sure it exists even if the loop variable is unused
+                facts = self.facts(path)  # make sure it exists even if the loop variable is unused
                 self.aliases[element.value] = path
+                if INTEGER_NAME.search(element.value):
+                    facts.roles.add("integer")  # `for ids in batches`
             elif isinstance(element, (cst.Tuple, cst.List)) and path is not None:
                 self.facts(path).roles.add("tuple")
                 for position, inner in enumerate(element.elements):
                     if isinstance(inner.value, cst.Name):
                         self.aliases[inner.value.value] = (path[0], path[1] + (("items", str(position)),))
+                        if INTEGER_NAME.search(inner.value.value):
+                            self.facts(self.aliases[inner.value.value]).roles.add("integer")
 
     def _context(self, node: cst.BaseExpression, facts: PathFacts, parents: dict[int, cst.CSTNode]) -> None:
         parent = parents.get(id(node))
@@ -340,6 +361,7 @@ class UsageAnalysis:
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("index_put_", "index_put") and call.args and call.args[0] is arg:
                 facts.roles.add("index")
                 facts.index_range = _smaller(facts.index_range, self.buffer_size)
+                facts.length = _source_length(call, "values", 1)
             return
         if isinstance(parent, cst.Call) and parent.func is node:
             facts.call_result()
@@ -389,6 +411,8 @@ class UsageAnalysis:
         if isinstance(call.func, cst.Attribute) and last in INDEX_METHODS and position == INDEX_METHODS[last] or keyword == "index":
             facts.roles.add("index")
             facts.index_range = _smaller(facts.index_range, self.buffer_size)
+            if last in SCATTER_SOURCES:
+                facts.length = _source_length(call, *SCATTER_SOURCES[last])
             return
         if last in INDEX_FUNCTIONS and position == INDEX_FUNCTIONS[last]:
             facts.roles.add("index")
@@ -498,10 +522,31 @@ class UsageAnalysis:
     def spec(self, name: str) -> dict:
         if name in self.aliases:
             return self.path_spec(self.aliases[name])
-        return self.roots.get(name, PathFacts()).to_spec()
+        facts = self.roots.get(name, PathFacts())
+        if INTEGER_NAME.search(name):
+            facts.roles.add("integer")
+        return facts.to_spec()
 
     def path_spec(self, path: tuple[str, tuple]) -> dict:
         return self.facts(path).to_spec()
+
+
+SCATTER_SOURCES = {"scatter_add_": ("src", 2), "scatter_add": ("src", 2), "index_add_": ("source", 2), "index_add": ("source", 2)}
+
+
+def _source_length(call: cst.Call, keyword: str, position: int) -> int | None:
+    """`buf.scatter_add_(0, idx, torch.ones(3))`: the index must have 3 elements."""
+    positional = [a for a in call.args if a.keyword is None]
+    source = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    if source is None and len(positional) > position:
+        source = positional[position].value
+    if not isinstance(source, cst.Call) or len(source.args) != 1 or source.args[0].keyword is not None:
+        return None
+    name = (dotted_name(source.func) or "").rsplit(".", 1)[-1]
+    size = source.args[0].value
+    if name in ("ones", "zeros", "rand", "randn", "empty") and isinstance(size, cst.Integer):
+        return int(size.value, 0)
+    return None
 
 
 def _is_number_call(node) -> bool:
