@@ -125,7 +125,7 @@ class TorchCalls:
             if not present:
                 floats = any(v.kind is Kind.PY_FLOAT or v.is_floating for a, v in zip(node.args, values) if a.keyword is None)
                 dtype = DEFAULT_FLOAT if floats else INT64
-            return Value.tensor(dtype, False, positions=True)
+            return Value.tensor(dtype, False, positions=not _exponent_range(node))
         if qualified in api.REDUCING_COLLECTIVES:
             return self._collective(node, values, env)
         if qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate"):
@@ -261,7 +261,9 @@ class TorchCalls:
         """`torch.cuda.FloatTensor([0])`, `get_accelerator().FloatTensor([float(n)])`."""
         self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
         dtype = LEGACY_TENSOR_TYPES[name]
-        wrapped = bool(node.args) and _wraps_counts(self._elements(node.args[0].value, values[0]), dtype)
+        # `FloatTensor([float(n)])` wraps data; `HalfTensor(b, c, t)` only takes a shape
+        data = node.args[0].value if node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)) else None
+        wrapped = data is not None and _wraps_counts(self._elements(data, values[0]), dtype)
         self.creation(node, dtype).scalar = one_element(node, "torch.tensor")
         return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)})).with_float_count(
             id(node) if wrapped else 0
@@ -281,8 +283,9 @@ class TorchCalls:
         if not isinstance(container, (cst.List, cst.Tuple)):
             return False, None
         elements = [v for e in container.elements if (v := self.values.get(id(e.value))) is not None]
-        # positions packed with a float are not counts (and fail later as an index)
-        has_count = any(v.count or (v.is_integral and v.is_tensor and not v.positions) for v in elements)
+        # only counts: positions, masks, literal zeros and bit patterns packed with a float
+        # are not (positions fail later as an index)
+        has_count = any(v.count for v in elements)
         floats = [v for v in elements if v.is_floating and not v.count]
         if not (has_count and floats):
             return False, None
@@ -514,3 +517,10 @@ class TorchCalls:
             return False
         first = self.values.get(id(rows.args[0].value))
         return first is not None and first.length and int_literal(rows.args[1].value) == -1
+
+
+def _exponent_range(arange: cst.Call) -> bool:
+    """`torch.arange(0, dim, 2)`: the even indices below a head dimension, the
+    exponents of rotary frequencies, not positions along a sequence."""
+    bounds = [int_literal(a.value) for a in arange.args if a.keyword is None]
+    return len(bounds) == 3 and bounds[0] == 0 and bounds[2] is not None and bounds[2] >= 2

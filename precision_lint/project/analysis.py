@@ -33,7 +33,7 @@ def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[
     finally:
         if cache is not None:
             cache.save()  # what was checked before an interruption stays cached
-    return [replace(report, diagnostics=resolve(report.diagnostics, index.facts)) for report in reports]
+    return [replace(report, diagnostics=resolve(report.diagnostics, index.facts_for(report.path))) for report in reports]
 
 
 def check_unsettled(jobs: list[Job], runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> tuple[list[FileReport], ProjectIndex]:

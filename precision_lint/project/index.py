@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_arguments_from, join_bindings
 from ..model.values import UNKNOWN, Value
+from .imports import ImportGraph
 from .portable import summary_from_data, value_from_data, value_to_data
 
 # how many re-exports a name may pass through (`pkg/__init__.py` -> `pkg/core.py` ...)
@@ -25,7 +26,8 @@ class ProjectIndex:
         self.modules: dict[str, dict[str, Any]] = {}
         ambiguous: set[str] = set()
         evidence: list[Evidence] = []
-        for summary in summaries:
+        everything = list(summaries)
+        for summary in everything:
             name = summary["module"]
             if name in self.modules and self.modules[name]["path"] != summary["path"]:
                 ambiguous.add(name)  # two scripts called train.py: neither is `train`
@@ -34,6 +36,7 @@ class ProjectIndex:
         for name in ambiguous:
             del self.modules[name]
         self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
+        self.imports = ImportGraph(everything, self.modules, self.module_of)
         self._params: dict[str, list[dict[str, Value]]] | None = None
         self._opaque: set[str] = set()
 
@@ -61,6 +64,11 @@ class ProjectIndex:
             if ".".join(parts[:cut]) in self.modules:
                 return ".".join(parts[:cut])
         return None
+
+    def facts_for(self, path: str) -> ProjectFacts:
+        """The evidence that can concern one file: what a module shows about running
+        the model reaches only the code run alongside it (see ImportGraph)."""
+        return ProjectFacts([e for e in self.facts.evidence if self.imports.run_together(_path_of(e), path)])
 
     # -- arguments -----------------------------------------------------------------------
     def param_values(self, canonical: str) -> dict[str, Value]:
@@ -136,6 +144,10 @@ class ProjectIndex:
 
     def fingerprint(self, key: str) -> str:
         return fingerprint(key, self.answer(key))
+
+
+def _path_of(evidence: Evidence) -> str:
+    return evidence.where.rpartition(":")[0]
 
 
 def fingerprint(key: str, answer: Any) -> str:
