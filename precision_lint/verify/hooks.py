@@ -53,7 +53,8 @@ def start_offset(run: str, limit: int, integer: bool, scale: float = 1.0) -> int
     below the limit (`below`: int32 wraps a few adds later), or where the float
     spacing is 8 and then 16 (`high`)."""
     if run == "below":
-        return limit - 8
+        # int32: 2 below, so even adds of 1 (a per-class count) wrap within the replay's calls
+        return limit - 2 if integer else limit - 8
     if run == "high" and not integer:
         return int(8 * max(1.0, scale)) * limit - 64
     return 0
@@ -412,6 +413,8 @@ class ReplayHooks(Recorder):
 
     def module_cast(self, value):
         cast = self.scenario.get("cast")
+        if cast is None and not self.job.get("module_cast") and self.run_dtype is not None:
+            cast = str(self.run_dtype).replace("torch.", "")  # the model's floating dtype, as replayed
         if cast and isinstance(value, torch.Tensor) and value.is_floating_point():
             return value.to(getattr(torch, cast))
         return value

@@ -123,6 +123,8 @@ class Synthesizer:
         roles = set(spec.get("roles", []))
         if "device" in roles:
             return torch.device(self.device)
+        if "dtype" in roles:
+            return self.float_dtype  # float32, or the dtype the site is replayed in
         if "string" in roles:
             return self._string(key, index)
         if "size" in roles:
@@ -165,7 +167,11 @@ class Synthesizer:
         them (when the code also uses it as a tensor), else a holder."""
         attributes = spec.get("attrs", {})
         methods = spec.get("called_attrs", {})
-        foreign = {a: s for a, s in attributes.items() if not hasattr(torch.Tensor, a) or a in SETTABLE_TENSOR_ATTRIBUTES}
+        foreign = {
+            a: s for a, s in attributes.items()
+            # read, not called, where a tensor has a method of that name (`config.dim`)
+            if not hasattr(torch.Tensor, a) or a in SETTABLE_TENSOR_ATTRIBUTES or (callable(getattr(torch.Tensor, a, None)) and a not in methods)
+        }  # fmt: skip
         foreign_methods = {m: s for m, s in methods.items() if not hasattr(torch.Tensor, m)}
         if spec.get("result") is not None:
             result = self.make(spec["result"], f"{key}()", index, depth + 1)
@@ -173,7 +179,7 @@ class Synthesizer:
         if not foreign and not foreign_methods:
             return None
         tensor_use = set(spec.get("roles", [])) & {"index", "bool", "scalar"} or spec.get("specials") or spec.get("dims") or any(
-            hasattr(torch.Tensor, a) and a not in SETTABLE_TENSOR_ATTRIBUTES for a in list(attributes) + list(methods)
+            hasattr(torch.Tensor, a) and a not in SETTABLE_TENSOR_ATTRIBUTES and a not in foreign for a in list(attributes) + list(methods)
         )
         made = {a: self.make(s, f"{key}.{a}", index, depth + 1) for a, s in foreign.items()}
         for name, result_spec in foreign_methods.items():

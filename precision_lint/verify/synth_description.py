@@ -8,6 +8,8 @@ def describe_spec(spec: dict, depth: int = 0) -> str:
     roles = set(spec.get("roles", []))
     if "device" in roles:
         return "the device"
+    if "dtype" in roles:
+        return "the floating dtype"
     if "string" in roles:
         return "words"
     if "size" in roles:

@@ -397,6 +397,9 @@ class UsageAnalysis:
         if keyword == "device":
             facts.roles.add("device")
             return
+        if keyword == "dtype":
+            facts.roles.add("dtype")  # `torch.arange(n, dtype=dtype)`: a dtype, not data
+            return
         if keyword in SIZE_KEYWORDS or (keyword is None and last in SIZE_CALLS and _is_call_of_torch_or_method(call, self.imports)):
             facts.roles.add("size")
             if last == "arange" and (keyword == "end" or (keyword is None and position == (0 if len(positional) == 1 else 1))):
