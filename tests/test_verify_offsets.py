@@ -51,3 +51,22 @@ def test_the_high_run_loses_small_counts_in_every_float_dtype():
         summary = recorder.summary()
         assert summary["driven"] and summary["lost"], dtype
         assert summary["offset"] == 8 * LIMITS[dtype] - 64
+
+
+def test_int32_starts_two_below_its_limit_so_adds_of_one_wrap():
+    assert start_offset("below", 2**31 - 1, True) == 2**31 - 3
+    assert start_offset("below", 2**24, False) == 2**24 - 8
+
+
+def test_dtype_arguments_object_attributes_and_floating_data_in_the_replays_dtype():
+    from precision_lint.verify.synth import Synthesizer
+
+    synth = Synthesizer({}, [], "cpu", 0, "zero", None, torch.bfloat16)  # the model's floating dtype as bfloat16
+    assert synth.make({"roles": ["dtype"]}, "dtype#0", 0) is torch.bfloat16
+    assert synth.make({"roles": []}, "x#0", 0).dtype is torch.bfloat16
+    # `config.dim` read as a value is the object's own, not torch.Tensor.dim
+    config = synth.make({"roles": [], "attrs": {"dim": {"roles": ["size"]}, "theta": {"roles": []}}}, "config#0", 0)
+    assert config.dim == 4 and not callable(config.dim)
+    # ids hold integers; their specials too
+    ids = synth.make({"roles": ["integer"], "specials": [-100, "nan"]}, "ids#0", 0)
+    assert ids.dtype is torch.int64 and set(ids.tolist()) <= {0, 1, 2, -100}
