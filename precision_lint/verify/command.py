@@ -119,6 +119,17 @@ def _progress(stream: TextIO | None, text: str | None) -> None:
 
 
 def passing_fixes(paths: list[Path], enabled: frozenset[str], file_codes, options, quiet: bool = False) -> dict[str, set[tuple[str, int, int]]]:
+    """For `check --fix --verify`: per file, the findings whose fix may be written."""
+    from .verdicts import PASSING
+
+    allowed: dict[str, set[tuple[str, int, int]]] = {}
+    for result in verify_paths(paths, file_codes, options, enabled, quiet):
+        print(f"verify: {result.path}:{result.line}: {result.verdict}" + (f" ({result.detail})" if result.detail else ""), file=sys.stderr)
+        if result.verdict in PASSING:
+            allowed.setdefault(str(Path(result.path).resolve()), set()).add((result.code, result.line, result.column))
+    return allowed
+
+
 def verify_command(args) -> int:
     from ..config import ConfigError
     from ..discovery import discover
