@@ -4,6 +4,7 @@ README's reference to this)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from . import __version__
@@ -28,20 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _check_parser(commands)
 
-    verify = commands.add_parser(
-        "verify", help="replay each fixable finding before and after its fix and compare the counts", formatter_class=_Formatter
-    )
-    verify.add_argument("paths", nargs="*", help="files or folders (default: .)")
-    _add_verify_options(verify)
-    verify.add_argument("--output-format", choices=("full", "json", "markdown"), default="full", help="a table (default), JSON, or markdown")
-    verify.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
-    verify.add_argument("--plot", metavar="FILE.png", help="plot absolute error against the running total (needs matplotlib)")
-    verify.add_argument("--select", action="append", help="rule codes or prefixes to verify")
-    verify.add_argument("--config", type=Path, metavar="FILE", help="a config file to use for every path instead of each file's nearest one")
-    verify.add_argument("--isolated", action="store_true", help="read no config file")
-    verify.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    verify.add_argument("--call", metavar="MODULE:FUNCTION", help="also run your own function, original and fixed")
-    verify.add_argument("--inputs", metavar="MODULE:FACTORY", help="with --call: factory(device) -> (args, kwargs)")
+    _verify_parser(commands)
 
     rule = commands.add_parser("rule", help="print a rule's documentation", formatter_class=_Formatter)
     rule.add_argument("code", nargs="?", help="a rule code (PH001) or name")
@@ -120,13 +108,60 @@ def _check_parser(commands) -> None:
     _add_verify_options(check)
 
 
+def _verify_parser(commands) -> None:
+    verify = commands.add_parser(
+        "verify",
+        help="run each fixable finding before and after its fix and compare with the exact count",
+        description="Replays each fixable finding (or runs your tests with --pytest, or your function with\n"
+        "--call) before and after its fix, and compares both with an exact shadow count. Everything\n"
+        "after `--` goes to pytest.",
+        formatter_class=_Formatter,
+    )
+    verify.__class__ = _VerifyParser
+    verify.add_argument("paths", nargs="*", help="files or folders whose findings to verify (default: .)")
+
+    modes = verify.add_argument_group("Modes (default: replay each finding on inputs made up for it)")
+    modes.add_argument("--pytest", action="store_true", help="run your pytest suite with the flagged sites in PATHS instrumented")
+    modes.add_argument("--call", metavar="MODULE:FUNCTION", help="run your own function, original and fixed")
+    modes.add_argument("--inputs", metavar="MODULE:FACTORY", help="with --call: factory(device) -> (args, kwargs)")
+
+    _add_verify_options(verify)
+
+    configuration = verify.add_argument_group("Configuration")
+    configuration.add_argument("--select", action="append", metavar="CODES", help="rule codes or prefixes to verify (replaces each config's selection)")
+    configuration.add_argument("--config", type=Path, metavar="FILE", help="a config file to use for every path instead of each file's nearest one")
+    configuration.add_argument("--isolated", action="store_true", help="read no config file")
+
+    output = verify.add_argument_group("Output")
+    output.add_argument("--output-format", choices=("full", "json", "markdown"), default="full", help="a table (default), JSON, or markdown")
+    output.add_argument("-o", "--output-file", type=Path, metavar="FILE", help="write the report to this file instead of stdout")
+    output.add_argument("--plot", metavar="FILE.png", help="plot the error against the exact total, before and after (needs matplotlib)")
+    output.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+
+
+class _VerifyParser(argparse.ArgumentParser):
+    """Splits `-- PYTEST_ARGS` off before parsing (argparse would drop the `--`)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = list(sys.argv[1:] if args is None else args)
+        rest: list[str] = []
+        if "--" in args:
+            index = args.index("--")
+            args, rest = args[:index], args[index + 1 :]
+        namespace, extras = super().parse_known_args(args, namespace)
+        namespace.pytest_args = rest
+        return namespace, extras
+
+
 def _add_verify_options(parser: argparse.ArgumentParser) -> None:
+    """The options `check --fix --verify` shares with `verify`."""
     group = parser.add_argument_group("Verify (with --verify, and for `verify`)")
     group.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where replays run (auto: cuda when available)")
     group.add_argument("--world-size", type=int, default=2, help="ranks for replays that all-reduce (default 2)")
     group.add_argument("--seed", type=int, default=0, help="seed for the inputs replays make up (default 0)")
-    group.add_argument("--scale", type=float, default=1.0, help="how far past the exact-integer limit to drive the total")
-    group.add_argument("--timeout", type=float, default=120.0, help="seconds per replay")
+    group.add_argument("--scale", type=float, default=1.0, help="start the high run at scale x 8 x the limit (default 1)")
+    group.add_argument("--timeout", type=float, default=120.0, help="seconds per replay, or per pytest / --call pass (default 120)")
+    group.add_argument("--memory-limit", type=float, default=8.0, metavar="GB", help="address space per child process (not on cuda; default 8)")
 
 
 def normalize(argv: list[str]) -> list[str]:

@@ -36,6 +36,14 @@ def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[
     return [replace(report, diagnostics=resolve(report.diagnostics, index.facts_for(report.path))) for report in reports]
 
 
+def check_unsettled(jobs: list[Job], runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> tuple[list[FileReport], ProjectIndex]:
+    """Like run_project (no cache, no fixes), but the diagnostics are left unsettled
+    and the index is returned: `verify` settles each finding itself, keeps what it
+    depended on (its conditions, the project's evidence) and builds each module's
+    model again with the same slice of the index."""
+    return _settle([replace(job, project=None) for job in jobs], None, runner)
+
+
 def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIndex]:
     """Every file checked (or fixed), again where the answers it got changed, until
     they hold. A file fixed again starts from what the first round wrote."""
