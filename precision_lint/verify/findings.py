@@ -72,9 +72,10 @@ def project_findings(
         fixable = [d for d in report.diagnostics if d.fix is not None and not is_failure(d)]
         if not fixable:
             continue
+        facts = index.facts_for(report.path)  # the evidence `check` settles this file with
         findings = []
         for diagnostic in fixable:
-            settled = resolve([diagnostic], index.facts)
+            settled = resolve([diagnostic], facts)
             if settled:  # the project's evidence can drop a finding (a float64 default)
                 findings.append(Finding(settled[0], tuple(diagnostic.conditions)))
         if not findings:
@@ -84,7 +85,7 @@ def project_findings(
         except (OSError, UnicodeDecodeError, SyntaxError) as error:
             unreadable.append((path, str(error)))
             continue
-        out.append(FileFindings(path, text, findings, index.facts, index.slice_for(report.dependencies)))
+        out.append(FileFindings(path, text, findings, facts, index.slice_for(report.dependencies)))
     return out, unreadable
 
 
