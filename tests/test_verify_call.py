@@ -21,7 +21,7 @@ INPUTS = "import torch\ndef inputs(device):\n    return ([torch.ones(3, device=d
 
 
 def test_call_runs_the_users_function_with_shadow_and_start_offset(tmp_path):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="--call runs the user's torch code in a child process (verify extra)")
     (tmp_path / "metrics.py").write_text(METRICS)
     (tmp_path / "harness.py").write_text(INPUTS)
     result = run_cli(
@@ -67,7 +67,7 @@ def test_no_cuda_device_is_a_prerequisite_failure(monkeypatch):
 
 
 def test_missing_call_module_or_inputs_exit_2_with_the_reason(tmp_path):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="--call runs the user's torch code in a child process (verify extra)")
     missing = run_cli("verify", "--call", "nowhere:f", "--inputs", "nowhere:g", "--device", "cpu", cwd=tmp_path)
     assert missing.returncode == 2 and "cannot find the module 'nowhere'" in missing.stderr
     (tmp_path / "metrics.py").write_text(METRICS)

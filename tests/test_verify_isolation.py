@@ -92,7 +92,7 @@ def test_the_child_checks_the_program_again(tmp_path):
 
 
 def test_file_writes_are_blocked_while_a_replay_runs(tmp_path):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="the replay runs torch in a child process (verify extra)")
     # behind the allow-list, a file-size limit of 0 while a replay runs: a replay
     # function that writes anyway (built here in Python, past the allow-list) fails
     script = (
@@ -124,7 +124,7 @@ def test_timeout_kills_the_whole_process_group():
 
 
 def test_a_two_rank_replay_past_its_timeout_is_stopped_with_every_rank(tmp_path):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="the replay runs torch in a child process (verify extra)")
     source = (
         "import torch\nimport torch.distributed as dist\ndef f(xs):\n    n = torch.zeros(1)\n    for x in xs:\n"
         "        k = sum(range(10**15))\n        n += (x == k).sum()\n    dist.all_reduce(n)\n    print(n)\n"
@@ -141,7 +141,7 @@ def test_a_two_rank_replay_past_its_timeout_is_stopped_with_every_rank(tmp_path)
 
 
 def test_call_children_get_the_memory_limit(tmp_path):
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="the replay runs torch in a child process (verify extra)")
     (tmp_path / "greedy.py").write_text(
         "import torch\ndef run(xs):\n    big = torch.ones(2**31)\n    n = torch.zeros(1)\n    for x in xs:\n"
         "        n += (x == 0).sum()\n    return n + big.sum() * 0\n"
