@@ -3,6 +3,8 @@
 Each case gives its files as source text and its hazards as anchors: a substring that must
 occur on exactly one line of the named file. The builder turns anchors into line numbers,
 checks that every file parses, and writes expect.json. Run: python build.py
+(`python build.py OUT` writes them under OUT instead: tests/test_cases_built.py checks
+that the committed cases/ is what the definitions build).
 """
 import ast
 import importlib
@@ -26,17 +28,17 @@ def _line_of(src, anchor, where):
     return hits[0]
 
 
-def build():
+def build(cases_dir=CASES_DIR):
     for part in sorted(HERE.glob("cases_*.py")):
         importlib.import_module(part.stem)
     names = [c["name"] for c in REGISTRY]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
         raise SystemExit(f"duplicate case names: {sorted(dupes)}")
-    if CASES_DIR.exists():
-        shutil.rmtree(CASES_DIR)
+    if cases_dir.exists():
+        shutil.rmtree(cases_dir)
     for c in REGISTRY:
-        folder = CASES_DIR / c["name"]
+        folder = cases_dir / c["name"]
         sources = {}
         for rel, text in c["files"].items():
             text = textwrap.dedent(text).lstrip("\n")
@@ -65,8 +67,8 @@ def build():
         if c["note"]:
             expect["note"] = c["note"]
         (folder / "expect.json").write_text(json.dumps(expect, indent=2) + "\n")
-    print(f"wrote {len(REGISTRY)} cases to {CASES_DIR}")
+    print(f"wrote {len(REGISTRY)} cases to {cases_dir}")
 
 
 if __name__ == "__main__":
-    build()
+    build(Path(sys.argv[1]) if len(sys.argv) > 1 else CASES_DIR)
