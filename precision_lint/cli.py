@@ -7,44 +7,48 @@ internal error.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import traceback
+import importlib
 import json
+import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
-from .cache import ResultCache
-from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
-from .failures import INTERNAL_ERROR, IO_ERROR, failure, is_failure
-from .noqa_writer import NoqaRefused, add_noqa
-from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, write_text_in_place
-from .config import ConfigError, Settings, find_config, load_settings
-from .diagnostics import Diagnostic
-from .discovery import discover
-from .fixer import mark_unfixable
-from .registry import all_rules, rule_by_code_or_name
-from .reporters import github, gitlab, junit, markdown, sarif
-from .reporters.json_format import write_json
-from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
-from .project.analysis import run_project
-from .runner import FileReport, Interrupted, Job
-from .selection import UnknownSelector, validate
+
+# The rest is imported where it is used: `--version` and `--help` end in about the time
+# Python takes to start, and `rule` and a run served from the cache never import
+# libcst (catalog.py reads what `rule` prints from the rules' source).
+if TYPE_CHECKING:
+    from .changed_lines import ChangedLines
+    from .config import Settings
+    from .diagnostics import Diagnostic
+    from .runner import FileReport, Job
 
 SUBCOMMANDS = ("check", "rule", "verify", "server")
 OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif", "markdown", "junit", "gitlab")
 # Formats for machines: a whole document each, no human summary lines around it.
 DOCUMENT_WRITERS = {
-    "json": lambda diagnostics, out, root: write_json(diagnostics, out),
-    "github": github.write,
-    "sarif": sarif.write,
-    "markdown": markdown.write,
-    "junit": junit.write,
-    "gitlab": gitlab.write,
+    "json": lambda diagnostics, out, root: _reporter("json_format").write_json(diagnostics, out),
+    "github": lambda diagnostics, out, root: _reporter("github").write(diagnostics, out, root),
+    "sarif": lambda diagnostics, out, root: _reporter("sarif").write(diagnostics, out, root),
+    "markdown": lambda diagnostics, out, root: _reporter("markdown").write(diagnostics, out, root),
+    "junit": lambda diagnostics, out, root: _reporter("junit").write(diagnostics, out, root),
+    "gitlab": lambda diagnostics, out, root: _reporter("gitlab").write(diagnostics, out, root),
 }
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _reporter(name: str):
+    return importlib.import_module(f"{__package__}.reporters.{name}")
+
+
+def mark_unfixable(diagnostics: list[Diagnostic], unfixable: frozenset[str]) -> list[Diagnostic]:
+    if not unfixable:  # nothing to mark: the fixer (and libcst) stay unimported
+        return diagnostics
+    from .fixer import mark_unfixable as mark
+
+    return mark(diagnostics, unfixable)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
@@ -127,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         argv.insert(0, "check")
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .changed_lines import DiffBaseError
+    from .config import ConfigError
+    from .runner import Interrupted
+    from .selection import UnknownSelector
+
     try:
         if args.command == "rule":
             return _rule_command(args, sys.stdout)
@@ -153,12 +162,17 @@ def main(argv: list[str] | None = None) -> int:
         print("precision-lint: interrupted; no file was changed", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception:  # exit 2, never 1: an internal error must not look like findings
+        import traceback
+
         print(f"precision-lint: internal error:\n{traceback.format_exc()}", file=sys.stderr)
         return EXIT_ERROR
 
 
 # -- rule ------------------------------------------------------------------------
 def _rule_command(args: argparse.Namespace, out: TextIO) -> int:
+    # what the rule classes say, read from their source without importing them
+    from .catalog import entry_by_code_or_name as rule_by_code_or_name, rule_entries as all_rules
+
     if args.all:
         rules = list(all_rules())
     elif args.code:
@@ -193,6 +207,9 @@ def _rule_command(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- check -----------------------------------------------------------------------
 def _settings(args: argparse.Namespace) -> Settings:
+    from .config import ConfigError, find_config, load_settings
+    from .selection import validate
+
     cwd = Path.cwd()
     if args.config is not None:
         if not args.config.is_file():
@@ -220,6 +237,12 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _check_command(args: argparse.Namespace) -> int:
+    from .changed_lines import changed_lines
+    from .config import ConfigError
+    from .discovery import discover
+    from .failures import IO_ERROR, failure
+    from .runner import FileReport, Job
+
     settings = _settings(args)
     enabled = settings.enabled_codes()
     unfixable = settings.unfixable_codes()
@@ -269,6 +292,9 @@ def _check_command(args: argparse.Namespace) -> int:
 
 
 def _only_changed(diagnostics: list[Diagnostic], changes: ChangedLines) -> list[Diagnostic]:
+    from .changed_lines import touches_changes
+    from .failures import is_failure
+
     kept = []
     for diagnostic in diagnostics:
         if is_failure(diagnostic):
@@ -283,6 +309,10 @@ def _only_changed(diagnostics: list[Diagnostic], changes: ChangedLines) -> list[
 
 
 def _add_noqa(reports: list[FileReport]) -> int:
+    from .failures import INTERNAL_ERROR, IO_ERROR, failure, is_failure
+    from .noqa_writer import NoqaRefused, add_noqa
+    from .source import SourceChanged, read_source, write_text_in_place
+
     added, failed = 0, False
     for report in reports:
         for problem in (d for d in report.diagnostics if is_failure(d)):
@@ -307,6 +337,9 @@ def _add_noqa(reports: list[FileReport]) -> int:
 
 
 def _run(jobs: list[Job], settings: Settings, use_cache: bool) -> list[FileReport]:
+    from .cache import ResultCache
+    from .project.analysis import run_project
+
     cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache") if use_cache else None
     return run_project(jobs, cache)
 
@@ -324,6 +357,9 @@ def _report(args: argparse.Namespace, reports: list[FileReport]) -> int:
 
 
 def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO) -> int:
+    from .diagnostics import Diagnostic
+    from .failures import is_failure
+
     remaining = sorted((d for r in reports for d in r.diagnostics), key=Diagnostic.sort_key)
     failed = any(is_failure(d) for d in remaining)
     fixed = [d for r in reports for d in r.fixed]
@@ -350,6 +386,8 @@ def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO)
 
 def _report_interruption(reports: list[FileReport]) -> None:
     """SIGINT: say what was written before it, so nothing changed goes unreported."""
+    from .reporters.text import write_fixed
+
     fixed = [d for r in reports for d in r.fixed]
     print(f"precision-lint: interrupted after {len(reports)} file{'s' if len(reports) != 1 else ''}", file=sys.stderr)
     if fixed:
@@ -361,6 +399,8 @@ def _report_interruption(reports: list[FileReport]) -> None:
 def _write_diagnostics(
     args, remaining: list[Diagnostic], fixed: list[Diagnostic], out: TextIO, texts: dict[str, str] | None = None
 ) -> None:
+    from .reporters.text import write_concise, write_fixed, write_full, write_statistics, write_summary
+
     if args.statistics:
         write_statistics(remaining, out, args.unsafe_fixes)
         return
@@ -379,6 +419,8 @@ def _write_diagnostics(
 
 def report_root() -> Path:
     """What machine formats make paths relative to: the git work tree, else the cwd."""
+    import subprocess
+
     try:
         result = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
     except OSError:
@@ -388,6 +430,8 @@ def report_root() -> Path:
 
 def _step_summary(diagnostics: list[Diagnostic]) -> None:
     """`--summary`: a markdown report for the GitHub job page, when running there."""
+    from .reporters import github, markdown
+
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return
@@ -402,6 +446,12 @@ def _step_summary(diagnostics: list[Diagnostic]) -> None:
 
 
 def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
+    from .config import ConfigError
+    from .failures import is_failure
+    from .project.analysis import run_project
+    from .runner import Job
+    from .source import BadCodingCookie, UndecodableSource, decode
+
     for flag, given in (("--diff-base", args.diff_base), ("--add-noqa", args.add_noqa), ("--verify", args.verify)):
         if given:
             raise ConfigError(f"{flag} works on files, not on stdin")
@@ -450,6 +500,8 @@ def _check_stdin(args, settings: Settings, enabled, unfixable) -> int:
 
 def _read_stdin() -> bytes:
     """Standard input's bytes; a closed or unreadable stdin is a usage error (one line)."""
+    from .config import ConfigError
+
     stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
     if stream is None:
         raise ConfigError("cannot read standard input: it is closed")

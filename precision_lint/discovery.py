@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from .config import Settings
+from .exclude import ExcludeMatcher
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -29,17 +30,18 @@ def discover(
 
 
 def _walk(directory: Path, settings: Settings, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
+    matcher = ExcludeMatcher(settings, directory)
     listed = _git_listed(directory)
     if listed is None:
-        listed = _plain_walk(directory, settings, unreadable)
+        listed = _plain_walk(directory, matcher, unreadable)
     return sorted(
         path
         for path in listed
-        if path.suffix in PYTHON_SUFFIXES and path.is_file() and not settings.is_excluded(str(path), directory)
+        if path.suffix in PYTHON_SUFFIXES and path.is_file() and not matcher.excluded(str(path))
     )
 
 
-def _plain_walk(directory: Path, settings: Settings, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
+def _plain_walk(directory: Path, matcher: ExcludeMatcher, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
     result = []
 
     def note(error: OSError) -> None:
@@ -47,7 +49,7 @@ def _plain_walk(directory: Path, settings: Settings, unreadable: list[tuple[Path
             unreadable.append((Path(error.filename or directory), error))
 
     for root, dirs, files in os.walk(directory, onerror=note):
-        dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d), directory))
+        dirs[:] = sorted(d for d in dirs if not matcher.excluded(os.path.join(root, d)))
         result.extend(Path(root) / name for name in files)
     return result
 

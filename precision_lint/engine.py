@@ -15,7 +15,7 @@ from .failures import internal_error
 from .model.evidence import collect_evidence
 from .model.semantic import SemanticModel, build_model
 from .model.summaries import Evidence, ProjectFacts
-from .positions import SourcePositions, forget_positions
+from .positions import NotLocal, SourcePositions, StatementPositions, forget_positions, positions_for
 from .project.index import ModuleContext
 from .project.modules import ModuleIdentity, identify
 from .project.summary import exports_summary, summarize
@@ -165,13 +165,22 @@ def _model_diagnostics(
     if not findings:
         return [], failed
     try:
-        placer = _Placer(module, source)
+        try:
+            placed, unplaced = _place(_Placer(positions_for(module, source)), findings, filename)
+        except NotLocal:  # a statement libcst does not reproduce: the whole-module pass
+            placed, unplaced = _place(_Placer(SourcePositions(module, source)), findings, filename)
     except Exception as error:
         return [], [*failed, internal_error(filename, "placing the findings", error)]
-    placed = []
+    return placed, failed + unplaced
+
+
+def _place(placer: "_Placer", findings: list[tuple[type[Rule], Finding]], filename: str) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    placed, failed = [], []
     for rule, finding in findings:
         try:
             placed.append(placer.diagnostic(rule, finding, filename))
+        except NotLocal:
+            raise
         except Exception as error:
             failed.append(internal_error(filename, _rule_label(rule), error))
     return placed, failed
@@ -235,10 +244,10 @@ def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError | None
 
 class _Placer:
     """Turns node-based findings into positioned diagnostics. Positions are only
-    computed for files that have findings (it costs a pass over the module)."""
+    computed for files that have findings, for the statements that hold them."""
 
-    def __init__(self, module: cst.Module, source: str) -> None:
-        self.positions = SourcePositions(module, source)
+    def __init__(self, positions: SourcePositions | StatementPositions) -> None:
+        self.positions = positions
 
     def span(self, node: cst.CSTNode) -> tuple[Location, Location]:
         return self.positions.approximate_span(node)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .registry import all_rules
+from .catalog import rule_codes  # the codes, without importing the rules
 
 
 class UnknownSelector(ValueError):
@@ -19,7 +19,7 @@ def _specificity(selector: str, code: str) -> int | None:
 
 
 def validate(selectors: Iterable[str]) -> list[str]:
-    codes = [rule.code for rule in all_rules()]
+    codes = list(rule_codes())
     normalized = []
     for selector in selectors:
         selector = selector.strip().upper()
@@ -35,11 +35,11 @@ def enabled_codes(select: Iterable[str], extend_select: Iterable[str], ignore: I
     positive = validate([*select, *extend_select])
     negative = validate(ignore)
     enabled = set()
-    for rule in all_rules():
-        best_on = max((s for sel in positive if (s := _specificity(sel, rule.code)) is not None), default=None)
-        best_off = max((s for sel in negative if (s := _specificity(sel, rule.code)) is not None), default=None)
+    for code in rule_codes():
+        best_on = max((s for sel in positive if (s := _specificity(sel, code)) is not None), default=None)
+        best_off = max((s for sel in negative if (s := _specificity(sel, code)) is not None), default=None)
         if best_on is not None and (best_off is None or best_on > best_off):
-            enabled.add(rule.code)
+            enabled.add(code)
     return frozenset(enabled)
 
 
@@ -47,5 +47,5 @@ def matching_codes(selectors: Iterable[str]) -> frozenset[str]:
     """Every rule code any of `selectors` matches."""
     chosen = validate(selectors)
     return frozenset(
-        rule.code for rule in all_rules() if any(_specificity(s, rule.code) is not None for s in chosen)
+        code for code in rule_codes() if any(_specificity(s, code) is not None for s in chosen)
     )

@@ -1,0 +1,257 @@
+"""The speed-ups of issue 14, each held to the answer of the slow way it replaces:
+placing findings from their statement alone, fast exclude matching, the definition
+lines of module summaries, the noqa prefilter, garbage collection paused per file,
+the rule catalog read from source, and the lazy imports (what `--version`, `rule`
+and a cached run import). Speed itself is measured in benchmarks/bench.py."""
+from __future__ import annotations
+
+import gc
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from conftest import HAZARD, REPO
+from precision_lint import positions
+from precision_lint.catalog import entry_by_code_or_name, rule_codes, rule_entries
+from precision_lint.config import Settings
+from precision_lint.engine import check_source
+from precision_lint.exclude import ExcludeMatcher
+from precision_lint.model.walk import walk
+from precision_lint.positions import NotLocal, SourcePositions, StatementPositions, forget_positions, positions_for
+from precision_lint.project.summary import _DefinitionLines
+from precision_lint.registry import all_rules
+from precision_lint.runner import Job, collector_paused, run_job
+from precision_lint.suppression import noqa_by_line
+
+PH001 = frozenset({"PH001"})
+
+# Shapes the statement-local positions must get right: header comments, decorators with
+# comments between them, `a; b` on one line, nested blocks, a CRLF file and one without
+# a trailing newline.
+SHAPES = [
+    "# header\n\n# about f\n@decorator\n# between\n@other(1,\n  2)\n\ndef f(x):\n    return x + 1\n# tail\n\nx = 1; y = 2\n",
+    "import torch\n\n\nclass A:\n    '''doc'''\n\n    def g(self, n):\n        if n:\n            return torch.zeros(\n                n,\n            )\n",
+    "import torch\r\nacc = torch.zeros(1)\r\nfor x in xs:\r\n    acc += (x == 0).sum()\r\n",
+    "import torch\nacc = torch.zeros(1)\nfor x in xs:\n    acc += (x == 0).sum()",
+    "if True:\n    def h():\n        pass\nelse:\n    h = None\n\n\n\nasync def k():\n    async with a as b:\n        await b\n",
+]
+
+
+def _spans(module, source, where):
+    return {id(node): where.span(node) for node in walk(module) if isinstance(node, (cst.BaseExpression, cst.BaseStatement, cst.Arg))}
+
+
+@pytest.mark.parametrize("source", SHAPES + [p.read_text() for p in sorted((REPO / "tests" / "fixtures").rglob("*.py"))[:40]])
+def test_statement_positions_are_the_whole_module_pass(source):
+    module = cst.parse_module(source)
+    local = StatementPositions.build(module, source)
+    assert local is not None
+    try:
+        assert _spans(module, source, local) == _spans(module, source, SourcePositions(module, source))
+    finally:
+        forget_positions()
+
+
+def test_findings_are_placed_without_a_pass_over_the_module(monkeypatch):
+    source = "import torch\n\n" + "def other(x):\n    return x * 2\n\n" * 200 + HAZARD
+    expected = check_source(source, "a.py", PH001)
+
+    def whole_module_pass(module):
+        raise AssertionError("the whole module was regenerated")
+
+    monkeypatch.setattr(positions, "resolve_positions", whole_module_pass)
+    placed = check_source(source, "a.py", PH001)
+    assert [(d.location, d.end_location, d.fix) for d in placed] == [(d.location, d.end_location, d.fix) for d in expected]
+    assert placed and placed[0].location.row == 604  # `acc = torch.zeros(1)`, after 200 functions
+
+
+@pytest.mark.parametrize("source", ["import torch\n\x0cacc = torch.zeros(1)\nfor x in xs:\n    acc += (x == 0).sum()\n", "import torch\racc = torch.zeros(1)\rfor x in xs:\r    acc += (x == 0).sum()\r"])
+def test_form_feeds_and_lone_carriage_returns_take_the_whole_module_pass(source):
+    module = cst.parse_module(source)
+    assert StatementPositions.build(module, source) is None
+    assert isinstance(positions_for(module, source), SourcePositions)
+    forget_positions()
+
+
+def test_a_statement_libcst_does_not_reproduce_falls_back(monkeypatch):
+    module = cst.parse_module(HAZARD)
+    local = StatementPositions.build(module, HAZARD)
+    local.lines[1] = "acc = something else entirely\n"  # as if libcst regenerated it differently
+    node = module.body[1].body[0].value
+    with pytest.raises(NotLocal):
+        local.span(node)
+
+
+def test_the_positions_speedup_can_be_turned_off(monkeypatch):
+    from precision_lint import speedups
+
+    monkeypatch.setattr(speedups, "_OFF", frozenset({"positions"}))
+    module = cst.parse_module(HAZARD)
+    assert isinstance(positions_for(module, HAZARD), SourcePositions)
+    forget_positions()
+
+
+# -- exclude matching ------------------------------------------------------------------
+def _tree(root: Path) -> list[str]:
+    paths = []
+    for folder in ["", "pkg", "pkg/sub", "build", "pkg/build", "docs/_build", ".venv/lib", "tests/data", "a.b", "x/y/z"]:
+        for name in ["m.py", "test_m.py", "build.py", "data.pyi", "a.b"]:
+            paths.append(str(root / folder / name) if folder else str(root / name))
+        if folder:
+            paths.append(str(root / folder))
+    return paths
+
+
+@pytest.mark.parametrize(
+    "extend",
+    [[], ["tests"], ["tests/"], ["pkg/sub/*"], ["*.pyi"], ["test_*"], ["pkg/build"], ["x/y"], ["**/data"], ["[ab].b"], ["a.b/m.py"]],
+)
+@pytest.mark.parametrize("base", [None, ".", "pkg", "build", "x/y", "tests/data"])
+def test_exclude_matcher_gives_is_excluded_answers(tmp_path, monkeypatch, extend, base):
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path, extend_exclude=extend)
+    base_path = None if base is None else Path(base)
+    matcher = ExcludeMatcher(settings, base_path)
+    for path in _tree(tmp_path) + [p.replace(str(tmp_path) + "/", "") for p in _tree(tmp_path)] + ["/elsewhere/pkg/m.py", "../up/build/m.py"]:
+        assert matcher.excluded(path) == settings.is_excluded(path, base_path), path
+
+
+def test_discovery_matches_each_path_without_fnmatch_per_pattern(tmp_path, monkeypatch):
+    import fnmatch
+
+    from precision_lint.discovery import discover
+
+    for folder in ("pkg", "pkg/sub", "build", "node_modules/x"):
+        (tmp_path / folder).mkdir(parents=True)
+        for number in range(30):
+            (tmp_path / folder / f"m{number}.py").write_text("x = 1\n")
+    calls = []
+    real = fnmatch.fnmatchcase
+    monkeypatch.setattr(fnmatch, "fnmatchcase", lambda *a: calls.append(a) or real(*a))
+    found = discover([tmp_path], Settings(root=tmp_path))
+    assert len(found) == 60  # build/ and node_modules/ are excluded by default
+    assert len(calls) < 100  # the folder the user named, once per pattern; not per file
+
+
+# -- module summaries ------------------------------------------------------------------
+def _old_line_of(source: str, name: str, owner: str | None) -> int | None:
+    """The definition-line search as it was: one regex per function over the lines."""
+    lines = source.splitlines()
+    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(")
+    start = 0
+    if owner is not None:
+        cls = re.compile(rf"^\s*class\s+{re.escape(owner.rpartition('.')[2])}\b")
+        start = next((i for i, text in enumerate(lines) if cls.match(text)), 0)
+    for number in range(start, len(lines)):
+        if pattern.match(lines[number]):
+            return number + 1
+    return None
+
+
+def test_definition_lines_are_the_per_function_search():
+    source = (
+        "def f(x): pass\nclass A:\n    def f (self): pass\n    async def g(self):\n        def f(): pass\n"
+        "class AB:\n    def h(self): pass\ndef h(): pass\nclass A2: pass\ndef   k  (a,\n  b): pass\nx = 'def q(): pass'\n"
+        "\tdef tab(): pass\ndef ünï(): pass\n"
+    )
+    files = [source] + [p.read_text() for p in sorted((REPO / "precision_lint" / "model").glob("*.py"))]
+    for text in files:
+        lines = _DefinitionLines(text)
+        names = set(re.findall(r"def\s+(\w+)", text)) | {"missing", "q"}
+        owners = [None, "m.A", "m.AB", "m.A2", "m.Missing"] + [f"m.{c}" for c in re.findall(r"class\s+(\w+)", text)]
+        for name in names:
+            for owner in owners:
+                assert lines.line_of(name, owner) == _old_line_of(text, name, owner), (name, owner)
+
+
+# -- noqa --------------------------------------------------------------------------------
+def test_a_file_without_a_noqa_comment_is_not_tokenized(monkeypatch):
+    import tokenize
+
+    def no_tokenizing(*args):
+        raise AssertionError("tokenized")
+
+    monkeypatch.setattr(tokenize, "generate_tokens", no_tokenizing)
+    assert noqa_by_line("x = 'noqa'\ny = 1  # a comment\nNOQA = 2\n") == {}
+
+
+def test_noqa_directives_are_still_read():
+    directives = noqa_by_line("x = '# noqa'\ny = 1  # NoQA: PH001\n")
+    assert list(directives) == [2] and directives[2].codes == ("PH001",)
+
+
+# -- garbage collection ------------------------------------------------------------------
+def test_collection_is_paused_while_a_file_is_checked(tmp_path, monkeypatch):
+    from precision_lint import runner
+
+    seen = []
+    real = runner._run_job
+    monkeypatch.setattr(runner, "_run_job", lambda job: seen.append(gc.isenabled()) or real(job))
+    target = tmp_path / "a.py"
+    target.write_text(HAZARD)
+    assert gc.isenabled()
+    report = run_job(Job(str(target), PH001))
+    assert seen == [False] and gc.isenabled()
+    assert [d.code for d in report.diagnostics] == ["PH001"]
+
+
+def test_collection_stays_off_where_it_was_off():
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+# -- rule catalog --------------------------------------------------------------------------
+def test_the_catalog_says_what_the_rule_classes_say():
+    classes = all_rules()
+    assert rule_codes() == tuple(r.code for r in classes)
+    assert [(e.code, e.name, e.summary, e.fix_availability, e.documentation()) for e in rule_entries()] == [
+        (r.code, r.name, r.summary, r.fix_availability, r.documentation()) for r in classes
+    ]
+    assert entry_by_code_or_name("ph001").name == entry_by_code_or_name("float-count-accumulator").name
+
+
+def test_version_is_the_installed_one():
+    from importlib.metadata import version
+
+    import precision_lint
+
+    assert precision_lint.__version__ == version("precision-lint")
+
+
+# -- lazy imports ----------------------------------------------------------------------------
+def _modules_after(argv: list[str], cwd: Path) -> set[str]:
+    script = (
+        "import io, contextlib, json, sys\nfrom precision_lint.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(%r)\n    except SystemExit:\n        pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n" % (argv,)
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["rule", "PH001"], ["rule", "--all", "--output-format", "json"]])
+def test_commands_that_check_nothing_do_not_import_libcst(tmp_path, argv):
+    modules = _modules_after(argv, tmp_path)
+    assert "libcst" not in modules
+    if argv[0].startswith("--"):  # nothing of the tool but the parser of its arguments
+        assert {m for m in modules if m.startswith("precision_lint")} == {"precision_lint", "precision_lint.cli"}
+
+
+def test_a_run_served_from_the_cache_does_not_import_libcst(tmp_path):
+    (tmp_path / "a.py").write_text(HAZARD)
+    (tmp_path / "b.py").write_text("import torch\nfrom a import acc\n")
+    argv = ["check", ".", "--cache-dir", str(tmp_path / "cache")]
+    assert "multiprocessing" in _modules_after(argv, tmp_path)  # the first run checks the files, in workers
+    warm = _modules_after(argv, tmp_path)
+    assert "libcst" not in warm and "multiprocessing" not in warm  # the second starts no worker either
