@@ -4,8 +4,13 @@ apply every fix (safe and unsafe) to a copy of each tree and check that the fixe
 files compile, and that a second `--fix` changes nothing.
 
     python benchmarks/ecosystem.py /path/to/Megatron-LM /path/to/torchmetrics [--fix-check]
+    python benchmarks/ecosystem.py TREES... --extend-select PH201 --json-dir out/
+    python benchmarks/ecosystem/score.py out/ --trees-root /path/to/trees
 
-Bring the repositories onto the machine yourself (they are never committed here).
+Bring the repositories onto the machine yourself (they are never committed here);
+benchmarks/ecosystem/trees.tsv lists the trees of the latest run with their commits.
+`--json-dir` keeps each tree's JSON findings (`<tree>.json`), which
+benchmarks/ecosystem/score.py scores against the hand labels there.
 """
 from __future__ import annotations
 
@@ -66,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fix-check", action="store_true")
     parser.add_argument("--list", action="store_true", help="list every finding")
     parser.add_argument("--extend-select", help="rules to add to the default selection, e.g. PH201")
+    parser.add_argument("--json-dir", type=Path, help="write each tree's findings to DIR/<tree>.json")
     args = parser.parse_args(argv)
     not_folders = [str(tree) for tree in args.trees if not tree.is_dir()]
     if not_folders:
@@ -78,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     for tree in args.trees:
         tree = tree.resolve()
         results = findings(tree, extra)
+        if args.json_dir is not None:
+            args.json_dir.mkdir(parents=True, exist_ok=True)
+            (args.json_dir / f"{tree.name}.json").write_text(json.dumps(results))
         counts = Counter(d["code"] or "syntax-error" for d in results)
         counts.update(f"{d['code']} fix={(d['fix'] or {}).get('applicability', 'none')}" for d in results if d["code"])
         per_repo[tree.name] = counts

@@ -56,7 +56,8 @@ def _settle(diagnostic: Diagnostic, facts: ProjectFacts) -> Diagnostic | None:
                 return None  # the project's default dtype is float64: exact to 2^53
             default_half = facts.first(DEFAULT_HALF)
             if default_half is not None:
-                message, severity = f"{message}; the default dtype is half precision ({_shown(default_half)})", Severity.ERROR
+                message = f"{message}; the project sets the default dtype to half precision ({_shown(default_half)}), exact only up to 256 (bfloat16) or 2,048 (float16)"
+                severity = Severity.ERROR
     return replace(diagnostic, message=message, severity=severity, conditions=())
 
 

@@ -24,10 +24,14 @@ from .rule import Finding, NodeEdit, Rule
 from .source import LineIndex
 from .suppression import noqa_by_line
 
-# A file with none of these cannot create a torch tensor, count with one or make an
-# int32 NumPy total, so it cannot hold a hazard: it is not parsed (only its imports
-# are read, for the project index).
-_MAY_HOLD_HAZARD = re.compile(r"torch|\.sum\(|count_nonzero|bincount|numel|register_buffer|add_state|int32|intc")
+# A file with none of these cannot create a torch tensor, count with one, make an
+# int32 NumPy total or show the precision the model runs in (`model.bfloat16()`, an
+# fp16 setting), so it cannot hold a hazard or evidence: it is not parsed (only its
+# imports are read, for the project index).
+_MAY_HOLD_HAZARD = re.compile(
+    r"torch|\.sum\(|count_nonzero|bincount|numel|register_buffer|add_state|int32|intc"
+    r"|bfloat16|float16|\.half\(|Float16Module|MixedPrecision|autocast|GradScaler|bf16|fp16|precision="
+)
 
 
 @dataclass

@@ -365,6 +365,13 @@ class FloatCountAccumulator(Rule):
             applicability=Applicability.UNSAFE,
             severity=Severity.ERROR,
         ),
+        # state joined over a rescaling elsewhere still adds counts into float32 (and the
+        # rescaling blocks the fix)
+        Invalid(
+            "import torch\nclass Tokens:\n    def __init__(self):\n        self._n = torch.zeros(())\n"
+            "    def update(self, labels):\n        self._n += (labels != -100).sum()\n"
+            "    def rescale(self, old, new):\n        self._n = self._n * (new / old)\n"
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
@@ -405,9 +412,10 @@ class FloatCountAccumulator(Rule):
             else:
                 return None  # a float32 step counter needs 16.7M steps
             what = "a float32 buffer that a half-precision model casts" if creation.module_state else "the default dtype"
+            limit = "256 in bfloat16 (2,048 in float16)"
         else:
-            what = _dtype_text(dtype, accumulator)
-        message = f"`{{name}}` counts steps in {what}, which stops growing at {dtype.exact_integer_limit_text}"
+            what, limit = _dtype_text(dtype, accumulator), dtype.exact_integer_limit_text
+        message = f"`{{name}}` counts steps in {what}, which stops growing at {limit}"
         severity = Severity.WARNING if dtype is RUNTIME_FLOAT else Severity.ERROR
         finding = accumulator_finding(accumulator, model, steps, message, severity)
         return replace(finding, conditions=conditions or _conditions(dtype, accumulator))
@@ -415,7 +423,11 @@ class FloatCountAccumulator(Rule):
 
 def _dtype_text(dtype, accumulator: Accumulator) -> str:
     source = accumulator.creation.dtype_source
-    return f"{dtype.label} ({source})" if dtype is RUNTIME_FLOAT and source else dtype.label
+    if dtype is RUNTIME_FLOAT and source:
+        return f"{dtype.label} ({source})"
+    if dtype == FLOAT32 and accumulator.creation.from_default:
+        return "float32 (the default dtype)"
+    return dtype.label
 
 
 def _conditions(dtype, accumulator: Accumulator) -> tuple[str, ...]:

@@ -117,6 +117,17 @@ class CountInFloat(Rule):
             "    one_hot = F.one_hot(expert_idx, n).type_as(gates)\n    return torch.cumsum(one_hot, dim=0) - 1\n",
             severity=Severity.WARNING,
         ),
+        # a loss's `.item()` is a Python float: packed with a count, the count goes float
+        Invalid(
+            "import torch\nloss_sum, tokens = 0.0, 0\nfor b in batches:\n    n = int((b.labels != -100).sum())\n"
+            "    loss_sum += model(b).loss.item() * n\n    tokens += n\nstats = torch.tensor([loss_sum, tokens], device='cuda')\n"
+        ),
+        # a layer's input is the model's data: a mask counted in its dtype
+        Invalid(
+            "import torch\nclass MeanPool(torch.nn.Module):\n    def forward(self, x, valid):\n"
+            "        weights = valid.bool().to(x.dtype)\n        return (x * weights[..., None]).sum(1) / weights.sum(dim=1, keepdim=True)\n",
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:
@@ -136,17 +147,20 @@ class CountInFloat(Rule):
         if only_lengths([value.length], dtype):
             return None  # batch sizes in float32: exact up to 16.7M samples (PH201)
         name = dtype.label if dtype is not None else "a float dtype"
-        if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"):
+        runtime = dtype is RUNTIME_FLOAT
+        if _packs(fact):
             return Finding(
                 fact.node,
-                f"a count is packed with floats into one {name} tensor and rounded with them",
+                f"a count is packed with floats into one tensor ({name}) and rounded with them",
                 Severity.WARNING,
                 note="No fix: keep the count in its own int64 tensor (or reduce it separately).",
+                conditions=(RUNTIME,) if runtime else (),
             )
         is_sum = fact.method == "sum" or fact.qualified == "torch.sum"
-        runtime = dtype is RUNTIME_FLOAT
         if dtype not in LOW_PRECISION and not runtime and not (is_sum and accumulated):
             return None  # a float32 count used once (a per-batch ratio) is exact enough
+        if runtime and value.length and not accumulated:
+            return None  # one dimension (a rank, a length) in the model's dtype: small, and not summed
         severity = Severity.ERROR if dtype in LOW_PRECISION else Severity.WARNING
         limit = dtype.exact_integer_limit_text if dtype is not None else "its limit"
         what = "summed" if is_sum else ("cumulated" if fact.method in CUMULATIVE_METHODS else "converted")
@@ -158,6 +172,15 @@ class CountInFloat(Rule):
         if dtype == FLOAT64:
             severity = Severity.WARNING
         return Finding(fact.node, message, severity, fix, note=note, conditions=(RUNTIME,) if runtime else ())
+
+
+def _packs(fact: CallFact) -> bool:
+    """`torch.cat([loss, n])`, `torch.tensor([loss_sum, n])`: counts packed with floats
+    (a single count wrapped into a float tensor is a conversion)."""
+    if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate"):
+        return True
+    data = fact.node.args[0].value if fact.node.args and fact.qualified in ("torch.tensor", "torch.as_tensor") else None
+    return isinstance(data, (cst.List, cst.Tuple))
 
 
 def _drop_cast(fact: CallFact, model: SemanticModel) -> NodeFix | None:

@@ -163,6 +163,25 @@ class LowPrecisionPositions(Rule):
             "def train_step(model, batch, scaler):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(batch)\n",
             severity=Severity.ERROR,
         ),
+        # positions offset by a whole number are still positions; inside an autocast region
+        Invalid(
+            "import torch\ndef image_rotary(n, inv_freq, offset=65536):\n    with torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
+            "        ids = torch.arange(n, dtype=torch.float32) + offset\n        return ids[:, None] @ inv_freq[None, :]\n"
+        ),
+        # a meshgrid of positions, stacked and flattened, into a linear layer under the project's autocast
+        Invalid(
+            "import torch\nclass Coords(torch.nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.proj = torch.nn.Linear(2, d)\n"
+            "    def forward(self, h, w):\n        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing='ij')\n"
+            "        return self.proj(torch.stack([ys, xs], dim=-1).flatten(0, 1).float())\n"
+            "def predict(model, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(x)\n"
+        ),
+        # positions that follow a rotary buffer defined elsewhere (a base class)
+        Invalid(
+            "import torch\nclass Rotary(ExternalRotary):\n    def cos_sin(self, n):\n        return torch.arange(n, dtype=self.inv_freq.dtype)\n",
+            fixed="import torch\nclass Rotary(ExternalRotary):\n    def cos_sin(self, n):\n        return torch.arange(n, dtype=torch.float32)\n",
+            applicability=Applicability.UNSAFE,
+            severity=Severity.WARNING,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

@@ -180,6 +180,12 @@ class Int32Counter(Rule):
             "for b in bs:\n    n += b.size(0)\ndist.all_reduce(n, op=dist.ReduceOp.AVG)\n",
             fixed=None,
         ),
+        # NumPy's bincount counts
+        Invalid(
+            "import numpy as np\ncounts = np.zeros(50257, dtype=np.int32)\nfor ids in shards:\n    counts += np.bincount(ids, minlength=50257)\nprint(counts)\n",
+            fixed="import numpy as np\ncounts = np.zeros(50257, dtype=np.int64)\nfor ids in shards:\n    counts += np.bincount(ids, minlength=50257)\nprint(counts)\n",
+            applicability=Applicability.SAFE,
+        ),
     ]
 
     def check(self, model: SemanticModel) -> Iterable[Finding]:

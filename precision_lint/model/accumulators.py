@@ -74,8 +74,8 @@ class Accumulator:
         """`step += 1` into a floating tensor: a step counter, which stops at 256 in
         bfloat16 and 2,048 in float16 (PH001 judges a float32 one by whether the
         project can run it in half precision)."""
-        if any(add.kind is AddendKind.FLOATING for add in self.adds):
-            return []
+        if not self.creation.scalar or any(add.kind is AddendKind.FLOATING for add in self.adds):
+            return []  # a map's `+= 1` (views covering each pixel) counts overlaps, not steps
         return [add for add in self.adds if add.step and add.dtype_after in HALF_DTYPES + (FLOAT32,)]
 
     def worst_use(self) -> Use | None:
@@ -103,12 +103,17 @@ def only_lengths(lengths: Iterable[bool], dtype: DType | None) -> bool:
 
 
 class AccumulatorLog:
-    """Facts per creation, deduplicated: loops are interpreted more than once."""
+    """Facts per creation, deduplicated: loops are interpreted more than once. Each
+    fact is tagged with the function that recorded it (`scope`), so a function
+    interpreted again (with what its call sites pass) replaces its own facts."""
 
     def __init__(self) -> None:
         self._by_creation: dict[int, Accumulator] = {}
         self._seen: set[tuple[int, int, object]] = set()
+        # scope -> (dedup key, accumulator, fact) of what it recorded
+        self._recorded: dict[str, list[tuple[tuple, Accumulator, object]]] = {}
         self.recording = True
+        self.scope = ""
 
     def _accumulator(self, creation: Creation) -> Accumulator:
         key = id(creation)
@@ -121,14 +126,27 @@ class AccumulatorLog:
         if not self.recording or key in self._seen:
             return
         self._seen.add(key)
-        self._accumulator(creation).adds.append(add)
+        accumulator = self._accumulator(creation)
+        accumulator.adds.append(add)
+        self._recorded.setdefault(self.scope, []).append((key, accumulator, add))
 
     def record_use(self, creation: Creation, use: Use) -> None:
         key = (id(creation), id(use.node), use.effect)
         if not self.recording or key in self._seen:
             return
         self._seen.add(key)
-        self._accumulator(creation).uses.append(use)
+        accumulator = self._accumulator(creation)
+        accumulator.uses.append(use)
+        self._recorded.setdefault(self.scope, []).append((key, accumulator, use))
+
+    def forget(self, scope: str) -> None:
+        """Drop the facts `scope` (or a function nested in it) recorded."""
+        nested = scope + "."
+        for tag in [t for t in self._recorded if t == scope or t.startswith(nested)]:
+            for key, accumulator, fact in self._recorded.pop(tag):
+                self._seen.discard(key)
+                facts = accumulator.adds if isinstance(fact, Add) else accumulator.uses
+                facts[:] = [f for f in facts if f is not fact]
 
     def accumulators(self) -> list[Accumulator]:
-        return list(self._by_creation.values())
+        return [a for a in self._by_creation.values() if a.adds or a.uses]

@@ -20,14 +20,19 @@ class AutocastUse(NamedTuple):
     region: bool | None
 
 
-def region_of(call: cst.Call, qualified: str | None) -> bool | None:
-    """For a `with` item: True for autocast on, False for `enabled=False`, None when
-    the item is not autocast."""
+def region_of(call: cst.Call, qualified: str | None, dtype_of_arg) -> bool | None:
+    """For a `with` item: True for autocast to a low dtype, False for `enabled=False`
+    or a float32/float64 autocast, None when the item is not autocast.
+    `dtype_of_arg(node)` is the dtype an argument evaluates to (None: not known)."""
     if qualified not in api.AUTOCAST_CONTEXTS:
         return None
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "enabled":
-            return not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+            if isinstance(arg.value, cst.Name) and arg.value.value == "False":
+                return False
+    dtypes = [dtype_of_arg(arg.value) for arg in call.args if arg.keyword is None or arg.keyword.value == "dtype"]
+    if any(dtype is not None and dtype.is_floating and dtype.exact_integer_limit > 2**11 for dtype in dtypes):
+        return False  # `torch.autocast("cuda", torch.float32)`: the region runs in full precision
     return True
 
 

@@ -42,6 +42,8 @@ def collect_evidence(model: SemanticModel) -> list[Seen]:
 def _kind(fact, model: SemanticModel) -> str | None:
     import libcst as cst
 
+    from .autocast import region_of  # imports libcst
+
     node = fact.node
     name = fact.qualified or fact.method or ""
     if fact.method in ("half", "bfloat16") and _module_like(node.func.value, model):
@@ -65,7 +67,7 @@ def _kind(fact, model: SemanticModel) -> str | None:
             if "16" in text:
                 return HALF if "true" in text else AUTOCAST
     if fact.qualified in api.AUTOCAST_CONTEXTS:
-        return None if _disabled(node) else AUTOCAST
+        return AUTOCAST if region_of(node, fact.qualified, lambda arg: _dtype(model, arg)) else None
     if fact.qualified is not None and fact.qualified.endswith("GradScaler"):
         return AUTOCAST
     if fact.qualified == "torch.set_default_dtype" and node.args:
@@ -78,18 +80,12 @@ def _kind(fact, model: SemanticModel) -> str | None:
 
 
 def _half(model: SemanticModel, node: cst.BaseExpression) -> bool:
+    return _dtype(model, node) in _HALF_DTYPES
+
+
+def _dtype(model: SemanticModel, node: cst.BaseExpression):
     value = model.value_of(node)
-    return value.kind is Kind.DTYPE and value.dtype in _HALF_DTYPES
-
-
-def _disabled(call: cst.Call) -> bool:
-    """`torch.autocast("cuda", enabled=False)`: a region that turns autocast off."""
-    import libcst as cst
-
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "enabled":
-            return isinstance(arg.value, cst.Name) and arg.value.value == "False"
-    return False
+    return value.dtype if value.kind is Kind.DTYPE else None
 
 
 def _module_like(receiver: cst.BaseExpression, model: SemanticModel) -> bool:
@@ -102,6 +98,8 @@ def _module_like(receiver: cst.BaseExpression, model: SemanticModel) -> bool:
         return True
     if value.is_tensor:
         return False
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        receiver = receiver.func.value  # `net.to("cuda").half()`: what `.to` was called on
     name = receiver.attr.value if isinstance(receiver, cst.Attribute) else getattr(receiver, "value", "")
     if not isinstance(name, str):
         return False

@@ -111,7 +111,7 @@ def _import_from(node: cst.ImportFrom, imports: ImportMap, package: str) -> None
     if module is None or module == "__future__":
         return
     if node.relative:
-        module = _absolute(module, len(node.relative), package)
+        module = absolute_module(module, len(node.relative), package)
         if module is None:
             return
     if isinstance(node.names, cst.ImportStar):
@@ -125,8 +125,11 @@ def _import_from(node: cst.ImportFrom, imports: ImportMap, package: str) -> None
         imports.names[local] = f"{module}.{alias.name.value}" if module else alias.name.value
 
 
-def _absolute(module: str, dots: int, package: str) -> str | None:
-    """`from ..util import f` in package `pkg.sub`: `pkg.util`. None above the top."""
+def absolute_module(module: str, dots: int, package: str) -> str | None:
+    """`from ..util import f` in package `pkg.sub`: `pkg.util`. None above the top;
+    an absolute import (no dots) is itself."""
+    if dots == 0:
+        return module
     parts = package.split(".") if package else []
     if dots - 1 > len(parts) or (not parts and dots > 0 and not module):
         return None

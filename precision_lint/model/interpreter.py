@@ -66,7 +66,7 @@ class ScopeInterpreter(ExpressionEvaluator):
             for item in statement.items:
                 value = self.eval(item.item, env)
                 if isinstance(item.item, cst.Call):
-                    region = region_of(item.item, self.qualified_name(item.item.func, env))
+                    region = region_of(item.item, self.qualified_name(item.item.func, env), self._dtype_of_node)
                     if region is not None:
                         regions.append(region)
                 if item.asname is not None:
@@ -213,6 +213,10 @@ class ScopeInterpreter(ExpressionEvaluator):
         self.values[id(node)] = result
         if not self._is_element(node.target):
             self.bind(node.target, result, env, node, accumulated=True)
+
+    def _dtype_of_node(self, node: cst.BaseExpression):
+        value = self.values.get(id(node))
+        return value.dtype if value is not None and value.kind is Kind.DTYPE else None
 
     def _is_element(self, target: cst.BaseExpression) -> bool:
         """`acc[i]`: an element of a tensor, not a place of its own like `state["step"]`."""

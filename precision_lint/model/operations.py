@@ -111,12 +111,12 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
         zero_dim = True
     if dtype is not None and dtype.is_floating:
         count = False
-    # index arithmetic on positions (`rows * width + cols`) gives positions; float
-    # results (`positions * inv_freq`) are angles, not positions
-    positions = (
-        (left.positions or right.positions) and (additive or multiply)
-        and not (left.is_floating or right.is_floating or (dtype is not None and dtype.is_floating))
-    )  # fmt: skip
+    # index arithmetic on positions (`rows * width + cols`, `arange(n).float() + offset`)
+    # gives positions; products with floats (`positions * inv_freq`) are angles
+    positions = (left.positions or right.positions) and (
+        (additive and all(v.positions or v.is_integral for v in (left, right)))
+        or (multiply and not (left.is_floating or right.is_floating or (dtype is not None and dtype.is_floating)))
+    )
     return Value.tensor(dtype, zero_dim, count=count, mask=mask, positions=positions, length=count and length)
 
 
@@ -213,6 +213,24 @@ def data_dtype(node: cst.BaseExpression | None, value: Value | None) -> DType | 
     if value.is_tensor:
         return value.dtype
     return None
+
+
+def one_element(node: cst.Call, qualified: str) -> bool:
+    """Whether a factory makes one element: a size of `()`, `1`, `(1,)`, `[1, 1]`, or
+    `torch.tensor` of a number or a one-item list."""
+    size_args = [arg for arg in node.args if arg.keyword is None]
+    if qualified in ("torch.tensor", "torch.as_tensor"):
+        if not size_args:
+            return False
+        data = size_args[0].value
+        return not isinstance(data, (cst.List, cst.Tuple)) or len(data.elements) == 1
+    if qualified == "torch.full":
+        size_args = size_args[:1]
+    if len(size_args) == 1 and isinstance(size_args[0].value, (cst.Tuple, cst.List)):
+        dims = [element.value for element in size_args[0].value.elements]
+    else:
+        dims = [arg.value for arg in size_args]
+    return all(int_literal(dim) == 1 for dim in dims)
 
 
 def shape_is_empty(node: cst.Call, qualified: str) -> bool | None:

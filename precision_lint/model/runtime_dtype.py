@@ -4,8 +4,9 @@ It is what code gets when it asks for the dtype of the model's data or parameter
 (`hidden_states.dtype`, `count.type_as(logits)`, `x.new_ones(n)`, `torch.ones_like(h)`,
 the output of an `nn.Linear`): bfloat16 under `model.bfloat16()` or FSDP/DeepSpeed
 mixed precision, float16 under `.half()`, float32 otherwise. When a value's dtype is
-known, that is what it has; only a value of unknown dtype whose name says it is
-floating data (and no part of it says integer: `token_ids`, `mask`) is the model's.
+known, that is what it has; only a value the model could not follow (a parameter,
+an attribute) whose name says it is floating data (and no part of it says integer:
+`token_ids`, `mask`) is the model's.
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from .values import Kind, Value
 _WORD_BREAK = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
 
-def names_floating_data(node: cst.BaseExpression) -> str | None:
+def names_floating_data(node: cst.BaseExpression, in_module: bool = False) -> str | None:
     """`hidden_states`, `self.proj.weight`, `logits[:, -1]`: the code, when its last
-    name says floating data."""
+    name says floating data (`x` too in a method of an nn.Module: its input)."""
     base = node
     while isinstance(base, cst.Subscript):
         base = base.value
@@ -36,7 +37,8 @@ def names_floating_data(node: cst.BaseExpression) -> str | None:
     parts = [part.lower() for part in _WORD_BREAK.split(name) if part]
     if not parts or any(part in api.INTEGER_DATA_WORDS for part in parts):
         return None
-    if not any(part in api.FLOATING_DATA_WORDS for part in parts):
+    words = api.FLOATING_DATA_WORDS | (api.MODULE_INPUT_WORDS if in_module else frozenset())
+    if not any(part in words for part in parts):
         return None
     return dotted_name(base) or name
 
@@ -49,14 +51,17 @@ def names_positions(name: str) -> bool:
     )
 
 
-def dtype_of(node: cst.BaseExpression, value: Value) -> Value | None:
+def dtype_of(node: cst.BaseExpression, value: Value, in_module: bool = False) -> Value | None:
     """What asking `node` (of `value`) for its dtype gives when the dtype is not
-    known: the model's dtype for the model's data, None otherwise."""
+    known: the model's dtype for the model's data, None otherwise. `in_module`: the
+    code is a method of an nn.Module subclass."""
     if value.is_tensor and value.dtype is RUNTIME_FLOAT:
         return Value(Kind.DTYPE, RUNTIME_FLOAT, dtype_source=value.dtype_source)
-    if value.kind not in (Kind.UNKNOWN, Kind.TENSOR) or value.dtype is not None or value.count or value.mask:
+    # only a value the model never followed (a parameter, an attribute): a tensor it
+    # computed with ops it does not model is not guessed from its name
+    if value.kind is not Kind.UNKNOWN or value.count or value.mask:
         return None
-    text = names_floating_data(node)
+    text = names_floating_data(node, in_module)
     if text is None:
         return None
     return Value(Kind.DTYPE, RUNTIME_FLOAT, dtype_source=f"the dtype of `{text}`")

@@ -33,9 +33,10 @@ from .summaries import (
 from .runtime_dtype import names_positions
 from .values import UNKNOWN, CallFact, Creation, Kind, Value
 
-# A second pass runs when the first one found arguments worth giving to the
-# module's parameters; more rarely pays (measured on the ecosystem trees).
-MAX_PASSES = 2
+# Functions whose call sites pass something the rules can use (a count, an
+# accumulator, a dtype) are interpreted again with it, after the module's pass; a
+# second round of that rarely pays.
+MAX_PARAMETER_ROUNDS = 1
 
 
 @dataclass
@@ -75,8 +76,9 @@ class SemanticModel:
         return names
 
 
-class _Pass:
-    """One interpretation of the whole module, with the parameter values it was given."""
+class _Interpretation:
+    """The state of interpreting the module: its facts, values, summaries and call
+    sites, and the parameter values its functions were given."""
 
     def __init__(self, builder: "_ModelBuilder", params: dict[str, dict[str, Value]]) -> None:
         self.builder = builder
@@ -105,20 +107,19 @@ class _ModelBuilder:
         self.imports = collect_imports(module, package if package is not None else module_name.rpartition(".")[0])
         self.definitions = collect_definitions(module, module_name, self.imports)
         self.creations: dict[int, Creation] = {}
-        self.current: _Pass = _Pass(self, {})
+        self.current: _Interpretation = _Interpretation(self, {})
 
-    # -- the passes ----------------------------------------------------------------
+    # -- the module, then the functions its call sites give more to -----------------
     def build(self) -> SemanticModel:
         external = {q: self.project.param_values(q) for q in self.definitions.functions}
         params = {q: values for q, values in external.items() if values}
-        for number in range(MAX_PASSES):
-            self.current = _Pass(self, params)
-            self._run_module()
-            local = self._local_parameters()
-            if number + 1 == MAX_PASSES or not _adds_information(local, params):
+        self.current = _Interpretation(self, params)
+        self._run_module()
+        for _ in range(MAX_PARAMETER_ROUNDS):
+            given = self._given_by_call_sites(external)
+            if not given:
                 break
-            for qualified, bindings in local.items():
-                params[qualified] = join_bindings([bindings, external[qualified]]) if external.get(qualified) else bindings
+            self._interpret_again(given)
         run = self.current
         return SemanticModel(
             self.module,
@@ -146,11 +147,36 @@ class _ModelBuilder:
             else:
                 self._ensure_class(self.definitions.classes[qualified])
 
-    def _local_parameters(self) -> dict[str, dict[str, Value]]:
-        """What the module's own call sites pass to its functions, where that says
-        something the first pass did not know."""
+    def _given_by_call_sites(self, external: dict[str, dict[str, Value]]) -> dict[str, dict[str, Value]]:
+        """What the module's own call sites (with the project's, where there are any)
+        pass to its functions, for those where it says something the rules can use
+        that the function was not interpreted with."""
         run = self.current
-        return {q: join_bindings(sites) for q, sites in run.sites.items() if q in self.definitions.functions}
+        given = {}
+        for qualified, sites in run.sites.items():
+            info = self.definitions.functions.get(qualified)
+            if info is None or not _takes_call_site_values(info):
+                continue
+            bindings = join_bindings(sites + ([external[qualified]] if external.get(qualified) else []))
+            before = run.params.get(qualified, {})
+            if any(v.passes_facts and before.get(name) != v for name, v in bindings.items()):
+                given[qualified] = bindings
+        return given
+
+    def _interpret_again(self, given: dict[str, dict[str, Value]]) -> None:
+        """Each function in `given` once more with those parameters, its own facts
+        replaced (the rest of the module's stand)."""
+        run = self.current
+        run.params.update(given)
+        recording, run.log.recording = run.log.recording, True
+        try:
+            for qualified in given:
+                info = self.definitions.functions[qualified]
+                run.log.forget(info.qualified[len(self.module_name) + 1 :])
+                state = run.class_states.get(info.owner, {}) if info.owner is not None else {}
+                self._interpret(info, dict(state), info.params[0] if info.receives_self else None)
+        finally:
+            run.log.recording = recording
 
     # -- interpreting definitions ----------------------------------------------------
     def _interpreter(self, scope: str, self_name: str | None = None, owner: str | None = None) -> ScopeInterpreter:
@@ -161,11 +187,12 @@ class _ModelBuilder:
         )  # fmt: skip
         interpreter.callees = self
         interpreter.owner = owner
+        interpreter.in_module = owner is not None and self._is_torch_module(owner)
         interpreter.autocast_uses = run.autocast_uses
         return interpreter
 
     def _ensure_function(self, info: FunctionInfo) -> None:
-        """Interpret a top-level function once per pass, facts recorded."""
+        """Interpret a top-level function once, facts recorded."""
         run = self.current
         if info.qualified in run.done or info.qualified in run.in_progress:
             return
@@ -194,9 +221,13 @@ class _ModelBuilder:
                 env[self_name] = Value(Kind.SELF)
             scope = info.qualified[len(self.module_name) + 1 :]
             interpreter = self._interpreter(scope, self_name, info.owner)
+            outer_scope, run.log.scope = run.log.scope, scope
             if self_name is not None:
                 interpreter.on_bind = self._attribute_collector(info.owner)  # type: ignore[method-assign]
-            result = interpreter.run(info.node.body, env)
+            try:
+                result = interpreter.run(info.node.body, env)
+            finally:
+                run.log.scope = outer_scope
             returns = UNKNOWN if interpreter.yields or info.node.asynchronous is not None else (
                 interpreter.returned if interpreter.returned is not None else Value(Kind.NONE)
             )  # fmt: skip
@@ -278,6 +309,20 @@ class _ModelBuilder:
 
         return collect
 
+    def _is_torch_module(self, cls: str) -> bool:
+        """Whether `cls` derives from a torch.nn class (through project bases too)."""
+        pending, seen = [cls], set()
+        while pending and len(seen) < 8:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            for base in self.class_bases(current) or ():
+                if base.startswith("torch.nn."):
+                    return True
+                pending.append(base)
+        return False
+
     # -- what the interpreter asks (project_calls.Callees) ----------------------------
     def function(self, qualified: str) -> FunctionSummary | None:
         run = self.current
@@ -308,7 +353,7 @@ class _ModelBuilder:
         if qualified in self.definitions.functions or qualified.startswith(f"{self.module_name}."):
             return  # this module's own: bound by record_site
         run = self.current
-        if any(arg.star for arg in node.args) or not any(v.informative for v in values):
+        if any(arg.star for arg in node.args) or not any(v.passes_facts for v in values):
             run.opaque_calls.add(qualified)
             return
         positional = [v.without_origins() for a, v in zip(node.args, values) if a.keyword is None]
@@ -329,13 +374,11 @@ def _summary(info: FunctionInfo, returns: Value) -> FunctionSummary:
     return FunctionSummary(info.qualified, info.params, info.positional, info.receives_self, returns, defaults)
 
 
-def _adds_information(local: dict[str, dict[str, Value]], given: dict[str, dict[str, Value]]) -> bool:
-    """Whether the call sites found pass something the pass did not start from."""
-    for qualified, bindings in local.items():
-        for name, value in bindings.items():
-            if value.informative and given.get(qualified, {}).get(name) != value:
-                return True
-    return False
+def _takes_call_site_values(info: FunctionInfo) -> bool:
+    """Functions and private methods: a public method is also called through
+    receivers we cannot name (other modules, users), so what this module passes it
+    is not all it gets."""
+    return info.owner is None or (info.name.startswith("_") and not info.name.startswith("__"))
 
 
 def build_model(

@@ -53,7 +53,7 @@ MASK_METHODS = frozenset(
 )  # fmt: skip
 
 # Calls that return an int64 tensor of counts.
-COUNT_FUNCTIONS = frozenset({"torch.count_nonzero", "torch.bincount"})
+COUNT_FUNCTIONS = frozenset({"torch.count_nonzero", "torch.bincount", "numpy.bincount", "numpy.count_nonzero"})
 COUNT_METHODS = frozenset({"count_nonzero", "bincount"})
 # Methods that return a Python int count.
 PY_COUNT_METHODS = frozenset({"numel", "nelement"})
@@ -188,9 +188,12 @@ FLOATING_DATA_WORDS = frozenset(
         "prob", "probs", "probabilities", "activation", "activations", "act", "query",
         "queries", "q", "k", "v", "weight", "weights", "param", "params", "parameter",
         "latent", "latents", "pixel", "pixels", "image", "images", "img", "audio",
-        "waveform", "mel", "gate", "gates", "router", "expert", "experts", "attn",
+        "waveform", "mel", "gate", "gates", "router", "expert", "experts", "attn", "loss",
+        "losses", "norm", "freq", "freqs", "frequency", "frequencies", "scale", "scales",
     }
 )  # fmt: skip
+# In a method of an nn.Module, its input: `forward(self, x)` is the layer's activations.
+MODULE_INPUT_WORDS = frozenset({"x", "h", "input", "inputs"})
 INTEGER_DATA_WORDS = frozenset(
     {
         "id", "ids", "idx", "index", "indices", "mask", "masks", "label", "labels",
@@ -199,7 +202,8 @@ INTEGER_DATA_WORDS = frozenset(
         "offset", "offsets", "seq", "rank", "ranks", "bool", "int", "long",
     }
 )  # fmt: skip
-# Calls whose result is floating data in the input's dtype.
+# Calls whose result is floating data in the input's dtype: of the model's data, it
+# is the model's data too.
 FLOAT_OUTPUT_FUNCTIONS = frozenset(
     {
         "torch.softmax", "torch.log_softmax", "torch.sigmoid", "torch.tanh", "torch.exp",
@@ -209,6 +213,8 @@ FLOAT_OUTPUT_FUNCTIONS = frozenset(
         "torch.nn.functional.sigmoid", "torch.nn.functional.dropout",
     }
 )  # fmt: skip
+# math: every function gives a float but these, which give ints
+MATH_INT_FUNCTIONS = frozenset({"floor", "ceil", "trunc", "comb", "perm", "factorial", "gcd", "lcm", "isqrt", "prod"})
 FLOAT_OUTPUT_METHODS = frozenset({"softmax", "log_softmax", "sigmoid", "tanh", "exp", "rsqrt", "sqrt"})
 # torch.nn layers: an instance called on data gives floating data in the model's
 # dtype, and its `.weight` is a parameter.

@@ -10,10 +10,11 @@ import libcst as cst
 
 from . import torch_api as api
 from .accumulators import Effect
-from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, DType
+from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
 from .operations import (
     all_lengths,
     cumulative,
+    one_element,
     arithmetic,
     convert,
     converts_like_a_tensor,
@@ -25,7 +26,7 @@ from .operations import (
     shape_is_empty,
 )
 from .autocast import contracts
-from .runtime_dtype import dtype_of, model_data
+from .runtime_dtype import dtype_of, model_data, names_floating_data
 from .syntax import find_arg, int_literal, public_attribute, same_place
 from .values import UNKNOWN, Kind, Value
 
@@ -82,6 +83,11 @@ class TorchCalls:
             return self._legacy_constructor(node, attr, values)
         if qualified in api.AUTOCAST_FUNCTIONS and (qualified != "torch.einsum" or contracts(node)):
             self.matmul_like(node, values)
+        if qualified == "torch.meshgrid":  # a grid of each range: positions stay positions
+            self._consume_args(node, values, Effect.SAFE, "read by torch.meshgrid()")
+            ranges = [v for arg, v in zip(node.args, values) if arg.keyword is None and not arg.star]
+            grids = [replace(Value.tensor(v.dtype, False), positions=v.positions) for v in ranges if v.is_tensor]
+            return Value.tuple_of(grids) if grids and len(grids) == len(ranges) else Value.tensor(None)
         if qualified in api.CUMULATIVE_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
             return cumulative(values[0] if values else UNKNOWN, id(node))
@@ -155,8 +161,10 @@ class TorchCalls:
             self._consume_args(node, values, Effect.SAFE, f"configures {attr}")
             return Value(Kind.INSTANCE, cls=qualified)  # `nn.Linear(d, e)`: a layer
         self._consume_args(node, values, Effect.ESCAPES, f"passed to {qualified}()")
-        if qualified in api.FLOAT_OUTPUT_FUNCTIONS and values and values[0].dtype is None:
-            return model_data(f"the output of `{attr}`")
+        if qualified in api.FLOAT_OUTPUT_FUNCTIONS and values and values[0].dtype is RUNTIME_FLOAT:
+            return model_data(values[0].dtype_source or f"the output of `{attr}`")
+        if module == "math":
+            return Value.py_int() if attr in api.MATH_INT_FUNCTIONS else Value(Kind.PY_FLOAT)
         return Value.tensor(None) if qualified.startswith("torch.") else UNKNOWN
 
     def _factory(self, qualified: str, node: cst.Call, values: Sequence[Value]) -> Value:
@@ -193,6 +201,7 @@ class TorchCalls:
         source = self._dtype_source(node, values)
         creation = self.creation(node, dtype, source)
         creation.from_default = (not present and dtype == DEFAULT_FLOAT) or source == DEFAULT_DTYPE
+        creation.scalar = one_element(node, qualified)
         return Value(
             Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL or qualified in api.ONES,
             origins=frozenset({creation}), float_count=float_count,
@@ -204,7 +213,7 @@ class TorchCalls:
         `x.new_ones(n)`, `c.type_as(x)`), and why it is the model's when it is."""
         if template.dtype is not None:
             return template.dtype, template.dtype_source
-        model = dtype_of(node, template) if node is not None else None
+        model = dtype_of(node, template, self.in_module) if node is not None else None
         return (model.dtype, model.dtype_source) if model is not None else (None, None)
 
     def _dtype_source(self, node: cst.Call, values: Sequence[Value]) -> str | None:
@@ -229,6 +238,7 @@ class TorchCalls:
             return None
         self._consume_args(node, values, Effect.SAFE, f"argument of .{method}()")
         made = self.creation(node, dtype)
+        made.scalar = any(creation.scalar for creation in receiver.origins)
         return replace(convert(receiver, dtype), origins=frozenset({made}))
 
     def _numpy_creation(self, qualified: str, attr: str, node: cst.Call, values: Sequence[Value]) -> Value:
@@ -252,6 +262,7 @@ class TorchCalls:
         self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
         dtype = LEGACY_TENSOR_TYPES[name]
         wrapped = bool(node.args) and _wraps_counts(self._elements(node.args[0].value, values[0]), dtype)
+        self.creation(node, dtype).scalar = one_element(node, "torch.tensor")
         return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)})).with_float_count(
             id(node) if wrapped else 0
         )
@@ -292,7 +303,8 @@ class TorchCalls:
         (dtype,) = dtypes
         counted = all(v.count for v in tensors)
         return Value.tensor(
-            dtype, False, count=counted, mask=all(v.mask for v in tensors), length=counted and all_lengths(elements)
+            dtype, False, count=counted, mask=all(v.mask for v in tensors), length=counted and all_lengths(elements),
+            positions=all(v.positions for v in tensors),
         ).with_float_count(next((v.float_count for v in tensors if v.float_count), 0))
 
     def _torch_add(self, node: cst.Call, values: Sequence[Value], env: Env, subtract: bool) -> Value:
@@ -428,7 +440,9 @@ class TorchCalls:
             source = self._dtype_source(node, values)
             if not present:
                 dtype, source = self._template_dtype(node.func.value, receiver)
-            made = Value.tensor(dtype, None, mask=method in api.ONES, origins=frozenset({self.creation(node, dtype, source)}))
+            creation = self.creation(node, dtype, source)
+            creation.scalar = one_element(node, "torch.zeros")
+            made = Value.tensor(dtype, None, mask=method in api.ONES, origins=frozenset({creation}))
             return made.with_source(source)
         if method in api.CUMULATIVE_METHODS:
             return cumulative(receiver, id(node))
@@ -473,7 +487,8 @@ class TorchCalls:
         if method == "item":
             if receiver.is_integral:
                 return Value.py_int(count=receiver.count, length=receiver.length)
-            return Value(Kind.PY_FLOAT) if receiver.is_floating else UNKNOWN
+            floating = receiver.is_floating or (receiver.kind is Kind.UNKNOWN and names_floating_data(node.func.value, self.in_module))
+            return Value(Kind.PY_FLOAT) if floating else UNKNOWN  # `out.loss.item()`: a Python float
         if method in ("nonzero", "argwhere"):
             return Value.tensor(INT64, False, flat=True)
         if method == "masked_select":
@@ -482,8 +497,8 @@ class TorchCalls:
             return arithmetic(cst.Add() if method == "add" else cst.Subtract(), receiver, values[0])
         if method == "mean" and receiver.is_floating:
             return Value.tensor(receiver.dtype)
-        if method in api.FLOAT_OUTPUT_METHODS and receiver.kind in (Kind.UNKNOWN, Kind.TENSOR) and receiver.dtype is None:
-            return model_data(f"the output of `.{method}()`")
+        if method in api.FLOAT_OUTPUT_METHODS and receiver.is_tensor and receiver.dtype is RUNTIME_FLOAT:
+            return model_data(receiver.dtype_source or f"the output of `.{method}()`")
         return UNKNOWN
 
     def _reduces_rows(self, node: cst.Call) -> bool:

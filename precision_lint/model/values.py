@@ -47,6 +47,9 @@ class Creation:
     from_default: bool = False
     # registered as a buffer or metric state: a whole-model cast (`.half()`) casts it
     module_state: bool = False
+    # one element (`torch.zeros(())`, `torch.zeros(1)`, `torch.tensor(0.0)`, `0.0`): a
+    # counter, where `+= 1` counts steps (a map's `+= 1` counts overlaps)
+    scalar: bool = False
     # made by a function of another module, which returns it (`seen = new_counter()`):
     # where that is, for a finding whose fix belongs there
     remote: str | None = None
@@ -165,6 +168,20 @@ class Value:
     @property
     def is_container(self) -> bool:
         return self.kind in (Kind.TUPLE, Kind.LIST, Kind.DICT)
+
+    @property
+    def passes_facts(self) -> bool:
+        """Whether, given to a parameter, it can change what the rules find there: a
+        count, a mask, counts made float, positions, an accumulator, a dtype (or a
+        container of one). Narrower than `informative`: a module is interpreted a
+        second time only for these."""
+        if self.count or self.mask or self.float_count or self.positions or self.origins:
+            return True
+        if self.kind is Kind.DTYPE:
+            return self.dtype is not None
+        if self.is_container:
+            return any(v.passes_facts for v in self.elements) or any(v.passes_facts for _, v in self.items)
+        return False
 
     @property
     def informative(self) -> bool:

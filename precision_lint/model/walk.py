@@ -15,14 +15,34 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(node_type))
 
 
+def _node_types() -> frozenset[type]:
+    """Every concrete libcst node class: a set lookup by type is several times faster
+    than isinstance against the ABC-based CSTNode."""
+    found, pending = set(), [cst.CSTNode]
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            if subclass not in found:
+                found.add(subclass)
+                pending.append(subclass)
+    return frozenset(found)
+
+
+_NODE_TYPES = _node_types()
+
+
+def is_node(value: object) -> bool:
+    return type(value) in _NODE_TYPES
+
+
 def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind in _NODE_TYPES:
             yield value
-        elif isinstance(value, (list, tuple)):
+        elif kind is list or kind is tuple:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if type(item) in _NODE_TYPES:
                     yield item
 
 

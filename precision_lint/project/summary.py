@@ -6,6 +6,7 @@ import ast
 import re
 from typing import Any
 
+from ..model.imports import absolute_module
 from ..model.semantic import SemanticModel
 from ..model.summaries import Evidence
 from .portable import summary_to_data, value_to_data
@@ -56,7 +57,7 @@ def exports_summary(source: str, module_name: str, package: str, display_path: s
     exports = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
-            base = _absolute(node.module or "", node.level, package)
+            base = absolute_module(node.module or "", node.level, package)
             if base is None or base.startswith(_LIBRARIES) or base == "__future__":
                 continue
             for alias in node.names:
@@ -72,16 +73,6 @@ def exports_summary(source: str, module_name: str, package: str, display_path: s
         "module": module_name, "path": display_path, "functions": {}, "classes": {},
         "exports": exports, "calls": {}, "opaque_calls": [], "evidence": [],
     }  # fmt: skip
-
-
-def _absolute(module: str, level: int, package: str) -> str | None:
-    if level == 0:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (level - 1)]
-    return ".".join(base + ([module] if module else []))
 
 
 def _own_names(model: SemanticModel) -> set[str]:

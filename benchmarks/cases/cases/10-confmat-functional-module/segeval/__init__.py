@@ -1,0 +1,3 @@
+from .confusion import ConfusionMatrix
+
+__all__ = ["ConfusionMatrix"]

@@ -1,0 +1,1 @@
+from .mse import MeanSquaredError

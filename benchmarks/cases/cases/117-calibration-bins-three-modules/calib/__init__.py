@@ -1,0 +1,1 @@
+from .metric import TokenCalibrationError

@@ -1,0 +1,1 @@
+from .counts import correct_top1

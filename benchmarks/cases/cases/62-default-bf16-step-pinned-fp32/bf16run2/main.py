@@ -1,0 +1,13 @@
+import torch
+
+from .optim import Lion
+
+
+def main(build_model, loader):
+    torch.set_default_dtype(torch.bfloat16)
+    model = build_model().cuda()
+    opt = Lion(model.parameters())
+    for batch in loader:
+        model(**batch).loss.backward()
+        opt.step()
+        opt.zero_grad()

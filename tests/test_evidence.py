@@ -1,0 +1,104 @@
+"""What a project shows about the precision its model runs in (model/evidence.py),
+and how it settles the findings that depend on it (conditions.py)."""
+import json
+import shutil
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from conftest import run_cli
+from precision_lint.conditions import CAST, DEFAULT, RUNTIME, needs, resolve
+from precision_lint.diagnostics import Diagnostic, Location, Severity
+from precision_lint.model.evidence import AUTOCAST, DEFAULT_DOUBLE, DEFAULT_HALF, HALF, collect_evidence
+from precision_lint.model.semantic import build_model
+from precision_lint.model.summaries import Evidence, ProjectFacts
+
+PROJECTS = Path(__file__).parent / "projects"
+
+
+def kinds(source: str) -> list[str]:
+    return [seen.kind for seen in collect_evidence(build_model(cst.parse_module(source)))]
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("import torch\nmodel = build()\nmodel.bfloat16()\n", [HALF]),
+        ("import torch\nnet.to('cuda').half()\n", [HALF]),
+        ("import torch\nself_model = make()\nself_model.to(torch.float16)\n", [HALF]),
+        ("from megatron.core.transformer.module import Float16Module\nm = Float16Module(config, module)\n", [HALF]),
+        ("import torch\nfrom torch.distributed.fsdp import MixedPrecision\np = MixedPrecision(param_dtype=torch.bfloat16)\n", [HALF]),
+        ("import torch\nm = AutoModel.from_pretrained(name, torch_dtype=torch.bfloat16)\n", [HALF]),
+        ("import torch\nwith torch.autocast('cuda', dtype=torch.bfloat16):\n    pass\n", [AUTOCAST]),
+        ("import torch\nscaler = torch.cuda.amp.GradScaler()\n", [AUTOCAST]),
+        ("args = TrainingArguments(output_dir='o', bf16=True)\n", [AUTOCAST]),
+        ("trainer = Trainer(precision='bf16-mixed')\nfabric = Fabric(precision='16-true')\n", [AUTOCAST, HALF]),
+        ("import torch\ntorch.set_default_dtype(torch.bfloat16)\n", [DEFAULT_HALF]),
+        ("import torch\ntorch.set_default_dtype(torch.float64)\n", [DEFAULT_DOUBLE]),
+    ],
+)
+def test_evidence_of_how_the_model_runs(source, expected):
+    assert kinds(source) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nlogits = f()\nlogits.half()\n",  # a tensor, not the model
+        "import torch\nwith torch.autocast('cuda', enabled=False):\n    pass\n",
+        "import torch\nwith torch.autocast('cuda', dtype=torch.float32):\n    pass\n",
+        "args = TrainingArguments(output_dir='o', bf16=False)\n",
+        "import torch\ntorch.set_default_dtype(torch.float32)\n",
+    ],
+)
+def test_no_evidence(source):
+    assert kinds(source) == []
+
+
+def diagnostic(*conditions: str, severity=Severity.WARNING) -> Diagnostic:
+    return Diagnostic("PH001", "float-count-accumulator", "counts in float", severity, "a.py", Location(1, 1), Location(1, 2), conditions=conditions)
+
+
+HALF_SEEN = Evidence(HALF, "model.bfloat16()", "train.py:4")
+
+
+def test_runtime_findings_are_warnings_until_the_project_runs_in_half_precision():
+    (plain,) = resolve([diagnostic(RUNTIME)], ProjectFacts())
+    assert plain.severity is Severity.WARNING and plain.conditions == ()
+    (raised,) = resolve([diagnostic(RUNTIME)], ProjectFacts([HALF_SEEN]))
+    assert raised.severity is Severity.ERROR and "`model.bfloat16()` at train.py:4" in raised.message
+
+
+def test_needs_keeps_a_finding_only_with_that_evidence():
+    assert resolve([diagnostic(needs(AUTOCAST))], ProjectFacts([HALF_SEEN])) == []
+    autocast = Evidence(AUTOCAST, "torch.autocast('cuda', dtype=torch.bfloat16)", "step.py:9")
+    (kept,) = resolve([diagnostic(needs(AUTOCAST))], ProjectFacts([autocast]))
+    assert kept.severity is Severity.ERROR and "step.py:9" in kept.message
+
+
+def test_default_dtype_findings_follow_the_default():
+    double = Evidence(DEFAULT_DOUBLE, "torch.set_default_dtype(torch.float64)", "sim.py:2")
+    assert resolve([diagnostic(DEFAULT, severity=Severity.ERROR)], ProjectFacts([double])) == []
+    half = Evidence(DEFAULT_HALF, "torch.set_default_dtype(torch.bfloat16)", "run.py:1")
+    (kept,) = resolve([diagnostic(DEFAULT, severity=Severity.ERROR)], ProjectFacts([half]))
+    assert "run.py:1" in kept.message
+
+
+def test_a_cast_is_named_on_a_float32_buffer_finding():
+    (named,) = resolve([diagnostic(CAST, severity=Severity.ERROR)], ProjectFacts([HALF_SEEN]))
+    assert "casts it to half precision" in named.message
+
+
+def test_evidence_in_one_module_settles_a_finding_in_another(tmp_path):
+    copy = tmp_path / "lm"
+    shutil.copytree(PROJECTS / "lm", copy)
+    result = run_cli("check", "--no-cache", "--exit-zero", "--output-format", "json", ".", cwd=copy)
+    (moe,) = [d for d in json.loads(result.stdout) if d["filename"].endswith("moe.py")]
+    assert moe["code"] == "PH001" and moe["severity"] == "error"
+    assert "the dtype of `hidden_states`" in moe["message"] and "lm/launch.py:6" in moe["message"]
+    # without the cast, the width is the run's to choose: a warning
+    (copy / "lm" / "launch.py").write_text("def build(model_factory, device):\n    return model_factory().to(device)\n")
+    result = run_cli("check", "--no-cache", "--exit-zero", "--output-format", "json", ".", cwd=copy)
+    (moe,) = [d for d in json.loads(result.stdout) if d["filename"].endswith("moe.py")]
+    assert moe["severity"] == "warning" and "launch.py" not in moe["message"]
