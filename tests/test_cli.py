@@ -19,7 +19,7 @@ CLEAN = (
     "    n += (x == 0).sum()\n"
     "print(n.item())\n"
 )
-MESSAGE = "`acc` accumulates integer counts in float32, which is exact only up to 2^24 = 16,777,216"
+MESSAGE = "`acc` accumulates integer counts in float32 (the default dtype), which is exact only up to 2^24 = 16,777,216"
 CACHE_DIR = ".precision-lint-cache"
 
 

@@ -135,10 +135,10 @@ COLLECTIVES = {
 SUMMING_COLLECTIVES = frozenset(
     name for name in COLLECTIVES if name.rpartition(".")[2] in ("all_reduce", "reduce", "all_reduce_coalesced", "reduce_scatter", "reduce_scatter_tensor", "inference_all_reduce")
 )
-# The same as methods of a framework object whose type we cannot see:
-# `accelerator.reduce(t, "sum")`, `self.all_gather(t)` (LightningModule),
-# `trainer.strategy.reduce(t)`, `fabric.all_reduce(t)`.
-COLLECTIVE_METHODS = frozenset({"reduce", "gather", "gather_for_metrics", "all_gather", "all_reduce"})
+# The same as methods of a framework object whose type we cannot see, for the ones
+# that sum: `accelerator.reduce(t, "sum")`, `trainer.strategy.reduce(t)`,
+# `fabric.all_reduce(t)` (a gather only concatenates).
+COLLECTIVE_METHODS = frozenset({"reduce", "all_reduce"})
 
 # torch.distributed collectives.
 REDUCING_COLLECTIVES = frozenset(
@@ -186,10 +186,10 @@ FLOATING_DATA_WORDS = frozenset(
         "hidden", "hiddens", "logit", "logits", "feature", "features", "feat",
         "feats", "embed", "embeds", "embedding", "embeddings", "emb", "score", "scores",
         "prob", "probs", "probabilities", "activation", "activations", "act", "query",
-        "queries", "q", "k", "v", "weight", "weights", "param", "params", "parameter",
+        "queries", "q", "k", "v", "weight", "param", "params", "parameter",
         "latent", "latents", "pixel", "pixels", "image", "images", "img", "audio",
         "waveform", "mel", "gate", "gates", "router", "expert", "experts", "attn", "loss",
-        "losses", "norm", "freq", "freqs", "frequency", "frequencies", "scale", "scales",
+        "losses", "norm", "freq", "freqs", "frequency", "frequencies", "scale",
     }
 )  # fmt: skip
 # In a method of an nn.Module, its input: `forward(self, x)` is the layer's activations.

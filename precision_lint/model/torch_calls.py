@@ -261,7 +261,9 @@ class TorchCalls:
         """`torch.cuda.FloatTensor([0])`, `get_accelerator().FloatTensor([float(n)])`."""
         self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
         dtype = LEGACY_TENSOR_TYPES[name]
-        wrapped = bool(node.args) and _wraps_counts(self._elements(node.args[0].value, values[0]), dtype)
+        # `FloatTensor([float(n)])` wraps data; `HalfTensor(b, c, t)` only takes a shape
+        data = node.args[0].value if node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)) else None
+        wrapped = data is not None and _wraps_counts(self._elements(data, values[0]), dtype)
         self.creation(node, dtype).scalar = one_element(node, "torch.tensor")
         return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)})).with_float_count(
             id(node) if wrapped else 0
@@ -281,8 +283,9 @@ class TorchCalls:
         if not isinstance(container, (cst.List, cst.Tuple)):
             return False, None
         elements = [v for e in container.elements if (v := self.values.get(id(e.value))) is not None]
-        # positions packed with a float are not counts (and fail later as an index)
-        has_count = any(v.count or (v.is_integral and v.is_tensor and not v.positions) for v in elements)
+        # only counts: positions, masks, literal zeros and bit patterns packed with a float
+        # are not (positions fail later as an index)
+        has_count = any(v.count for v in elements)
         floats = [v for v in elements if v.is_floating and not v.count]
         if not (has_count and floats):
             return False, None

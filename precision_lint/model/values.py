@@ -301,9 +301,11 @@ def _both_floating(a: Value, b: Value) -> bool:
 
 
 def _run_time_width(a: DType, b: DType) -> DType:
-    """One of two float dtypes, decided at run time: both half precision, the
-    narrower (what a count must survive); otherwise the model's run-time dtype."""
-    if a.exact_integer_limit <= FLOAT16.exact_integer_limit and b.exact_integer_limit <= FLOAT16.exact_integer_limit:
+    """One of two float dtypes, decided at run time: of two half types or of
+    float32 and float64, the narrower (what a count must survive); of a half type and
+    a full one, the model's run-time dtype."""
+    half = [d.exact_integer_limit <= FLOAT16.exact_integer_limit for d in (a, b)]
+    if all(half) or not any(half):  # both half, or both float32/float64: the narrower
         return min(a, b, key=lambda d: d.exact_integer_limit)
     return RUNTIME_FLOAT
 
