@@ -47,15 +47,24 @@ TARGETS = {
 ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(command: list[str], cwd: Path, timeout: float | None = None) -> float | None:
+def timed(command: list[str], cwd: Path, timeout: float | None = None) -> tuple[float, float] | None:
+    """(wall seconds, CPU seconds) of one run; CPU is user + system time of the
+    process and of every process it waited for (the workers), as wait4 reports it:
+    on a loaded machine it is the steadier measure of the work done."""
     start = time.perf_counter()
-    try:
-        subprocess.run(
-            command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, timeout=timeout, env=ENVIRONMENT
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return None
-    return time.perf_counter() - start
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENVIRONMENT)
+    deadline = None if timeout is None else start + timeout
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG if deadline is not None else 0)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            process.kill()
+            process.wait()
+            return None
+        time.sleep(0.05)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
 
 def ours_command() -> list[str]:
@@ -85,7 +94,8 @@ class Case:
             ruff_args = ["check", "--select", "ALL", "--exit-zero", "-q", "--isolated"]
             self.commands["ruff cold"] = [ruff, *ruff_args, "--no-cache", *self.targets]
             self.commands["ruff warm"] = [ruff, *ruff_args, "--cache-dir", str(self.scratch / "ruff"), *self.targets]
-        self.best: dict[str, float] = {}
+        self.best: dict[str, float] = {}  # wall seconds, best of the rounds
+        self.cpu: dict[str, float] = {}  # CPU seconds, best of the rounds
 
     def fill_caches(self) -> None:
         for name in ("precision-lint warm", "ruff warm"):
@@ -94,9 +104,11 @@ class Case:
 
     def round(self) -> None:
         for name, command in self.commands.items():
-            seconds = timed(command, self.root)
-            if seconds is not None:
-                self.best[name] = min(seconds, self.best.get(name, seconds))
+            measured = timed(command, self.root)
+            if measured is not None:
+                wall, cpu = measured
+                self.best[name] = min(wall, self.best.get(name, wall))
+                self.cpu[name] = min(cpu, self.cpu.get(name, cpu))
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -114,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=Path, metavar="TREE", help="also time 1k, 10k and 100k-line files made of TREE's modules")
     parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
     args = parser.parse_args(argv)
-    ruff = shutil.which(args.ruff)
-    torchfix = None if args.skip_torchfix else shutil.which(args.torchfix)
+    ruff = _which(args.ruff)
+    torchfix = None if args.skip_torchfix else _which(args.torchfix)
     load_before = os.getloadavg()
 
     cases = [Case(tree.resolve().name, tree.resolve(), ["."], ruff) for tree in args.trees]
@@ -125,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases:
         case.fill_caches()
     startup: dict[str, float] = {}
+    startup_cpu: dict[str, float] = {}
     startup_commands = {
         "precision-lint --version": [*ours_command(), "--version"],
         'python -c "import json"': [sys.executable, "-c", "import json"],
@@ -136,65 +149,90 @@ def main(argv: list[str] | None = None) -> int:
             case.round()
         for _ in range(5):  # start-up is short: more samples
             for name, command in startup_commands.items():
-                seconds = timed(command, Path.cwd())
-                if seconds is not None:
-                    startup[name] = min(seconds, startup.get(name, seconds))
-    torchfix_times: dict[str, float | None] = {}
+                measured = timed(command, Path.cwd())
+                if measured is not None:
+                    startup[name] = min(measured[0], startup.get(name, measured[0]))
+                    startup_cpu[name] = min(measured[1], startup_cpu.get(name, measured[1]))
+    torchfix_times: dict[str, tuple[float, float] | None] = {}
     if torchfix:
         for case in cases:
             torchfix_times[case.label] = timed([torchfix, *case.targets], case.root, args.torchfix_timeout)
     load_after = os.getloadavg()
+    load_during = max(load_before[1], load_after[1])  # the 5-minute average: others' work too
 
     from importlib.metadata import version as installed
 
     out: list[str] = []
     out.append(
         f"Run {date.today().isoformat()}: {os.cpu_count()} cores, load average {load_before[0]:.1f} before and "
-        f"{load_after[0]:.1f} after; Python {platform.python_version()}, libcst {installed('libcst')}, "
+        f"{load_after[0]:.1f} after (5-minute average up to {load_during:.1f}); Python {platform.python_version()}, libcst {installed('libcst')}, "
         f"ruff {_version([ruff, '--version']) if ruff else 'not installed'}, "
         f"TorchFix {_version([torchfix, '--version']) if torchfix else 'not run'}; best of {args.runs} rounds."
     )
     out.append("")
-    out.append("| input | files | lines | precision-lint cold | warm | ruff cold | ruff warm | TorchFix | cold x ruff | warm x ruff cold | warm x ruff warm |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    out.append("Wall seconds (best of the rounds); ratios are precision-lint's time over ruff's cold time (warm over ruff warm in the last column).")
+    out.append("")
+    out.append("| input | files | lines | precision-lint cold | warm | ruff cold | ruff warm | TorchFix | cold x ruff | warm x ruff cold | warm x ruff warm | cold x TorchFix |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios: dict[str, float] = {}
+    cpu_rows: list[str] = []
     for case in cases:
         files, lines = count_python(case.root, None if case.targets == ["."] else case.targets)
-        b = case.best
-        cold, warm, rcold, rwarm = (b.get(k) for k in ("precision-lint cold", "precision-lint warm", "ruff cold", "ruff warm"))
+        b, c = case.best, case.cpu
+        names = ("precision-lint cold", "precision-lint warm", "ruff cold", "ruff warm")
+        cold, warm, rcold, rwarm = (b.get(k) for k in names)
+        ccold, cwarm, crcold, crwarm = (c.get(k) for k in names)
         tf = torchfix_times.get(case.label)
-        tf_text = "not run" if case.label not in torchfix_times else (f"{tf:.2f}" if tf is not None else "timed out")
+        tf_text = "not run" if case.label not in torchfix_times else (f"{tf[0]:.2f}" if tf is not None else "timed out")
+        tf_cpu = "not run" if case.label not in torchfix_times else (f"{tf[1]:.2f}" if tf is not None else "timed out")
         out.append(
             f"| {case.label} | {files:,} | {lines:,} | {_s(cold)} | {_s(warm)} | {_s(rcold)} | {_s(rwarm)} | {tf_text} "
-            f"| {_x(cold, rcold)} | {_x(warm, rcold)} | {_x(warm, rwarm)} |"
+            f"| {_x(cold, rcold)} | {_x(warm, rcold)} | {_x(warm, rwarm)} | {_x(cold, tf[0] if tf else None, 3)} |"
+        )
+        cpu_rows.append(
+            f"| {case.label} | {_s(ccold)} | {_s(cwarm)} | {_s(crcold)} | {_s(crwarm)} | {tf_cpu} "
+            f"| {_x(ccold, crcold)} | {_x(cwarm, crcold)} | {_x(cwarm, crwarm)} | {_x(ccold, tf[1] if tf else None, 3)} |"
         )
         key = "pre-commit" if case.label.startswith("pre-commit") else {"megatron-head": "Megatron-LM"}.get(case.label, case.label)
         if cold and rcold:
             ratios[f"{key} cold"] = cold / rcold
         if warm and rcold:
             ratios[f"{key} warm"] = warm / rcold
+        if ccold and crcold:
+            ratios[f"{key} cold (CPU)"] = ccold / crcold
+        if cwarm and crcold:
+            ratios[f"{key} warm (CPU)"] = cwarm / crcold
         case.close()
     out.append("")
-    out.append("| start-up | s |")
-    out.append("|---|---|")
+    out.append("CPU seconds (user + system, the workers included; best of the rounds): the work done, which a loaded machine disturbs less than wall time.")
+    out.append("")
+    out.append("| input | precision-lint cold | warm | ruff cold | ruff warm | TorchFix | cold x ruff | warm x ruff cold | warm x ruff warm | cold x TorchFix |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.extend(cpu_rows)
+    out.append("")
+    out.append("| start-up | wall s | CPU s |")
+    out.append("|---|---|---|")
     for name, seconds in startup.items():
-        out.append(f"| {name} | {seconds:.3f} |")
+        out.append(f"| {name} | {seconds:.3f} | {startup_cpu[name]:.3f} |")
     version, json_start = startup.get("precision-lint --version"), startup.get('python -c "import json"')
     if version and json_start:
         ratios["--version (x `import json`)"] = version / json_start
+    version, json_start = startup_cpu.get("precision-lint --version"), startup_cpu.get('python -c "import json"')
+    if version and json_start:
+        ratios["--version (x `import json`) (CPU)"] = version / json_start
     out.append("")
-    out.append("| issue 14 target | ratio | at most | met |")
-    out.append("|---|---|---|---|")
+    out.append("| issue 14 target | wall ratio | CPU ratio | at most | met (wall) |")
+    out.append("|---|---|---|---|---|")
     for name, limit in TARGETS.items():
-        ratio = ratios.get(name)
+        ratio, cpu_ratio = ratios.get(name), ratios.get(_cpu_key(name))
         met = "" if ratio is None else ("yes" if ratio <= limit else "no")
-        out.append(f"| {name} | {'' if ratio is None else f'{ratio:.1f}x'} | {limit:.0f}x | {met} |")
+        out.append(f"| {name} | {'' if ratio is None else f'{ratio:.1f}x'} | {'' if cpu_ratio is None else f'{cpu_ratio:.1f}x'} | {limit:.0f}x | {met} |")
     if args.scale:
         out.append("")
-        out.append("| one file of | precision-lint cold s | us per line | peak MB |")
-        out.append("|---|---|---|---|")
-        for lines, seconds, peak in scale(args.scale):
-            out.append(f"| {lines:,} lines | {seconds:.2f} | {seconds / lines * 1e6:.0f} | {peak:.0f} |")
+        out.append("| one file of | precision-lint cold wall s | CPU s | CPU us per line | peak MB |")
+        out.append("|---|---|---|---|---|")
+        for lines, seconds, cpu, peak in scale(args.scale):
+            out.append(f"| {lines:,} lines | {seconds:.2f} | {cpu:.2f} | {cpu / lines * 1e6:.0f} | {peak:.0f} |")
     text = "\n".join(out) + "\n"
     print(text)
     if args.markdown:
@@ -202,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def scale(tree: Path, sizes=(1_000, 10_000, 100_000)) -> list[tuple[int, float, float]]:
-    """(lines, seconds, peak MB) of a cold check of one file of each size, made of the
+def scale(tree: Path, sizes=(1_000, 10_000, 100_000)) -> list[tuple[int, float, float, float]]:
+    """(lines, wall seconds, CPU seconds, peak MB of the largest process) of a cold check of one file of each size, made of the
     tree's modules that parse on their own (without `from __future__` lines, which
     must come first)."""
     import ast
@@ -236,16 +274,29 @@ def scale(tree: Path, sizes=(1_000, 10_000, 100_000)) -> list[tuple[int, float, 
             process = subprocess.Popen([*ours_command(), "check", target.name, "--no-cache", "--exit-zero", "-q"], cwd=folder,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENVIRONMENT)  # fmt: skip
             _, _, usage = os.wait4(process.pid, 0)
-            results.append((total, time.perf_counter() - start, usage.ru_maxrss / 1024))
+            results.append((total, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024))
     return results
+
+
+def _which(name: str) -> str | None:
+    """The executable's absolute path (the tools run in other folders), None if absent."""
+    found = shutil.which(name)
+    return os.path.abspath(found) if found else None
 
 
 def _s(seconds: float | None) -> str:
     return "" if seconds is None else f"{seconds:.2f}"
 
 
-def _x(ours: float | None, theirs: float | None) -> str:
-    return "" if not ours or not theirs else f"{ours / theirs:.1f}"
+def _x(ours: float | None, theirs: float | None, digits: int = 1) -> str:
+    return "" if not ours or not theirs else f"{ours / theirs:.{digits}f}"
+
+
+def _cpu_key(target: str) -> str:
+    """The CPU ratio's key for a target's: "pre-commit warm" -> "pre-commit warm (CPU)"."""
+    if target.startswith("--version"):
+        return "--version (x `import json`) (CPU)"
+    return f"{target} (CPU)"
 
 
 def _version(command: list[str]) -> str:

@@ -5,7 +5,13 @@ another checkout of the tool (`--reference`, e.g. the commit before the speed-up
 and compares the JSON findings exactly (position, message, fix, related, note).
 
     python benchmarks/same_findings.py TREE [TREE ...] [--reference SRC] [--store DIR]
-        [--variants all-on,all-off,each-off] [--select ALL]
+        [--variants all-on,all-off,each-off,pieces-everywhere] [--select ALL]
+    python benchmarks/same_findings.py TREE [TREE ...] --parse-check 50
+
+`pieces-everywhere` parses every file of 50 lines or more in pieces of 50 lines (long
+modules only are, in a normal run: precision_lint/parsing.py), so the join is used on
+real code. `--parse-check N` compares, for every Python file of the trees, the module
+joined from pieces of N lines with libcst's whole parse, node for node.
 
 Every variant runs `check --no-cache --exit-zero --output-format json` in the tree,
 as ecosystem.py does. Outputs are kept under --store (a reference run takes long, so
@@ -60,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="re-run the reference even when a stored run exists")
     parser.add_argument("--variants", default="all-on,all-off,each-off", help="which of all-on, all-off, each-off to run")
     parser.add_argument("--select", default="ALL", help="the rule selection (default ALL: every rule)")
+    parser.add_argument("--parse-check", type=int, metavar="N", help="only compare parses in pieces of N lines with whole parses")
     args = parser.parse_args(argv)
+    if args.parse_check:
+        return parse_check(args.trees, args.parse_check)
     wanted = set(args.variants.split(","))
     args.store.mkdir(parents=True, exist_ok=True)
     variants: list[tuple[str, dict[str, str]]] = []
@@ -70,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         variants.append(("no speed-up", {"PRECISION_LINT_WITHOUT": ",".join(SPEEDUPS)}))
     if "each-off" in wanted:
         variants += [(f"without {name}", {"PRECISION_LINT_WITHOUT": name}) for name in SPEEDUPS]
+    if "pieces-everywhere" in wanted:
+        variants.append(("pieces everywhere", {"PRECISION_LINT_WITHOUT": "", "PRECISION_LINT_PIECES_FROM": "50"}))
     failed = False
     totals: dict[str, float] = {}
     for tree in args.trees:
@@ -109,6 +120,49 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
     print("\nseconds per variant, all trees: " + ", ".join(f"{name} {seconds:.1f}" for name, seconds in totals.items()))
     print("RESULT: " + ("DIFFERENT" if failed else "identical findings in every variant"))
+    return 1 if failed else 0
+
+
+def parse_check(trees: list[Path], piece_lines: int) -> int:
+    """Every file's module joined from pieces against libcst's whole parse."""
+    import gc
+
+    import libcst as cst
+
+    from precision_lint.parsing import forget_starts, parse_in_pieces, piece_starts
+
+    gc.disable()  # as the workers parse: collections would only slow this down
+    failed = False
+    for tree in trees:
+        counts = {"joined, same tree": 0, "parsed whole (no exact join)": 0, "one piece": 0, "not parsed by libcst": 0}
+        different: list[str] = []
+        for path in sorted(tree.resolve().rglob("*.py")):
+            if ".git" in path.parts or not path.is_file():
+                continue
+            try:
+                source = path.read_bytes().decode("utf-8")
+                whole = cst.parse_module(source)
+            except Exception:
+                counts["not parsed by libcst"] += 1
+                continue
+            cut = piece_starts(source, piece_lines) is not None
+            joined = parse_in_pieces(source, piece_lines)
+            forget_starts()
+            if not cut:
+                counts["one piece"] += 1
+            elif joined is None:
+                counts["parsed whole (no exact join)"] += 1
+            elif joined.deep_equals(whole):
+                counts["joined, same tree"] += 1
+            else:
+                different.append(str(path))
+            del whole, joined
+            gc.collect()
+        failed = failed or bool(different)
+        print(f"{tree.name}: " + ", ".join(f"{name} {count}" for name, count in counts.items()) + f", DIFFERENT {len(different)}", flush=True)
+        for path in different[:10]:
+            print(f"  different: {path}")
+    print("RESULT: " + ("DIFFERENT" if failed else "every joined module is the whole parse"))
     return 1 if failed else 0
 
 

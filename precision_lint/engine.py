@@ -15,6 +15,7 @@ from .failures import internal_error
 from .model.evidence import collect_evidence
 from .model.semantic import SemanticModel, build_model
 from .model.summaries import Evidence, ProjectFacts
+from .parsing import parse_module
 from .positions import NotLocal, SourcePositions, StatementPositions, forget_positions, positions_for
 from .project.index import ModuleContext
 from .project.modules import ModuleIdentity, identify
@@ -91,7 +92,7 @@ def check_module(
     if "\0" in source:  # Python refuses the file; libcst would parse it (and the model trip on it)
         return ModuleResult([syntax_error(filename, source, None)])
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)  # a long module in pieces (parsing.py)
     except cst.ParserSyntaxError as error:
         return ModuleResult([syntax_error(filename, source, error)])
     except Exception as error:  # libcst's own failures (a RecursionError, a panic)

@@ -13,7 +13,6 @@ own text there; anything else falls back to the whole-module pass.
 """
 from __future__ import annotations
 
-import ast
 import bisect
 from typing import Mapping
 
@@ -23,6 +22,7 @@ from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from . import speedups
 from .diagnostics import Location
+from .parsing import forget_starts, top_level_starts
 from .source import split_lines, split_lines_keeping_ends
 
 
@@ -42,8 +42,10 @@ def resolve_positions(module: cst.Module) -> Mapping:
 
 
 def forget_positions() -> None:
+    """The module (and its source) are done with."""
     global _last
     _last = None
+    forget_starts()
 
 
 class SourcePositions:
@@ -239,16 +241,9 @@ def statement_starts(module: cst.Module, source: str) -> list[int] | None:
     cannot be matched to libcst's statements one to one."""
     if "\x0c" in source or source.count("\r") != source.count("\r\n"):
         return None  # form feeds and lone CRs: where libcst's code and the source part
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+    firsts = top_level_starts(source)
+    if firsts is None:
         return None
-    firsts: list[int] = []
-    for node in tree.body:
-        decorators = getattr(node, "decorator_list", ())
-        first = min([node.lineno, *(d.lineno for d in decorators)])
-        if not firsts or first != firsts[-1]:  # `a = 1; b = 2` is one statement line
-            firsts.append(first)
     if len(firsts) != len(module.body):
         return None
     return [first - len(statement.leading_lines) for first, statement in zip(firsts, module.body)]

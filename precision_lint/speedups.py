@@ -9,6 +9,7 @@ import os
 SPEEDUPS = (
     "positions",  # place findings from their statement alone, not a pass over the module
     "gc",  # no cyclic garbage collection while a file is parsed and modeled
+    "pieces",  # a long module parsed in pieces of whole top-level statements, joined
 )
 
 _OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())

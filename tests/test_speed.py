@@ -15,7 +15,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from conftest import HAZARD, REPO
+from conftest import HAZARD, REPO, UNSAFE
 from precision_lint import positions
 from precision_lint.catalog import entry_by_code_or_name, rule_codes, rule_entries
 from precision_lint.config import Settings
@@ -252,6 +252,126 @@ def test_a_run_served_from_the_cache_does_not_import_libcst(tmp_path):
     (tmp_path / "a.py").write_text(HAZARD)
     (tmp_path / "b.py").write_text("import torch\nfrom a import acc\n")
     argv = ["check", ".", "--cache-dir", str(tmp_path / "cache")]
-    assert "multiprocessing" in _modules_after(argv, tmp_path)  # the first run checks the files, in workers
+    cold = _modules_after(argv, tmp_path)
+    assert "multiprocessing" in cold  # the first run checks the files, in workers
+    # ... forked from this process after it imported the checker once, for all of them
+    assert {"libcst", "precision_lint.engine", "precision_lint.fixer"} <= cold
     warm = _modules_after(argv, tmp_path)
     assert "libcst" not in warm and "multiprocessing" not in warm  # the second starts no worker either
+
+
+# -- long modules parsed in pieces -------------------------------------------------------
+# Where libcst puts comments and blank lines between top-level statements (the footer of
+# a block, the lines leading the next statement, the module's header and footer) is
+# what the join must reproduce.
+PIECE_SHAPES = [
+    "# header\n\n# leads f\ndef f():\n    x = 1\n    # in f's block\n\n# leads g\n\n@d\n# between decorators\n@e\ndef g(): pass\n# module footer\n",
+    "'''doc'''\nimport os\n\n\nclass A:\n    def m(self):\n        return 1\n        # deep\n    # method level\n# top\nx = 1; y = 2\nif x: pass\nelse:\n    y = 3\n",
+    "try:\n    a = 1\nexcept E:  # why\n    pass\nfinally:\n    b = 2\n\n\n\nasync def h():\n    async with a as b:\n        await b\nwhile True:\n    break\nelse:\n    pass\n",
+    "def f():\n  return 1\n\ndef g():\n  return 2\n# no trailing newline",
+    "def f():\n\treturn 1\n\ndef g():\n\treturn 2\n\n\n\n",
+    "import torch\r\nacc = torch.zeros(1)\r\nfor x in xs:\r\n    acc += (x == 0).sum()\r\n\r\n# end\r\n",
+    "x = (1,\n     2)\ny = \\\n    3\nz = '''\nnot a statement\n'''\nmatch z:\n    case 1:\n        pass\n    case _:\n        pass\n",
+    "\n\n\nx = 1\n\n\n    # an indented comment at the top level\ny = 2\n",
+    "x = 1\r\n" * 5 + "y = 2\n" + "z = 3\r\n",  # mixed newlines, each piece starting with CRLF
+    HAZARD,
+    UNSAFE,
+]
+
+
+def _sources_for_pieces() -> list[str]:
+    files = sorted((REPO / "tests" / "fixtures").rglob("*.py")) + sorted((REPO / "precision_lint").rglob("*.py"))
+    return PIECE_SHAPES + [path.read_text(encoding="utf-8") for path in files]
+
+
+@pytest.mark.parametrize("piece_lines", [1, 7])
+def test_a_module_joined_from_pieces_is_the_whole_parse(piece_lines):
+    from precision_lint.parsing import forget_starts, parse_in_pieces
+
+    joined_some = 0
+    for source in _sources_for_pieces():
+        whole = cst.parse_module(source)
+        joined = parse_in_pieces(source, piece_lines)
+        forget_starts()
+        if joined is None:
+            continue
+        joined_some += 1
+        assert joined.deep_equals(whole), source[:200]
+        assert (joined.default_indent, joined.default_newline, joined.has_trailing_newline) == (
+            whole.default_indent, whole.default_newline, whole.has_trailing_newline
+        )  # fmt: skip
+    assert joined_some > 100
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = 1\n\x0cy = 2\n",  # a form feed
+        "x = 1\ry = 2\r",  # lone carriage returns
+        "x = 1\n",  # one statement: nothing to split
+        "def f(:\n    pass\ny = 2\n",  # the standard parser refuses it
+        "x = 1\n" * 5 + "def f():\n  return 1\n" + "y = 2\n" * 5 + "def g():\n    return 1\n",  # two indents
+        "x = 1\n" * 3 + "y = 2\r\n" * 3,  # pieces that start with different newlines
+    ],
+)
+def test_what_pieces_cannot_join_exactly_is_parsed_whole(source):
+    from precision_lint.parsing import forget_starts, parse_in_pieces
+
+    assert parse_in_pieces(source, 3) is None
+    forget_starts()
+
+
+def test_a_syntax_error_in_a_long_module_is_libcsts_own(monkeypatch):
+    from precision_lint import parsing
+
+    monkeypatch.setattr(parsing, "MIN_LINES", 10)
+    source = "x = 1\n" * 20 + "y = (\n" + "z = 2\n" * 20
+    with pytest.raises(cst.ParserSyntaxError) as ours:
+        parsing.parse_module(source)
+    with pytest.raises(cst.ParserSyntaxError) as theirs:
+        cst.parse_module(source)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_long_modules_are_parsed_in_pieces_with_the_same_findings(monkeypatch):
+    from precision_lint import parsing
+
+    source = "import torch\n\n" + "def other(x):\n    return x * 2\n\n" * 300 + HAZARD + UNSAFE
+    whole = check_source(source, "a.py", frozenset({"PH001", "PH002", "PH003", "PH004", "PH005", "PH006"}))
+    calls = []
+    real = parsing.parse_in_pieces
+    monkeypatch.setattr(parsing, "parse_in_pieces", lambda *a: calls.append(a[1]) or real(*a))
+    monkeypatch.setattr(parsing, "MIN_LINES", 100)
+    monkeypatch.setattr(parsing, "PIECE_LINES", 50)
+    pieces = check_source(source, "a.py", frozenset({"PH001", "PH002", "PH003", "PH004", "PH005", "PH006"}))
+    assert calls == [50]
+    assert [(d.code, d.location, d.end_location, d.message, d.fix) for d in pieces] == [
+        (d.code, d.location, d.end_location, d.message, d.fix) for d in whole
+    ]
+    assert len(whole) == 2
+
+
+def test_the_pieces_speedup_can_be_turned_off(monkeypatch):
+    from precision_lint import parsing, speedups
+
+    monkeypatch.setattr(parsing, "MIN_LINES", 1)
+    monkeypatch.setattr(speedups, "_OFF", frozenset({"pieces"}))
+    monkeypatch.setattr(parsing, "parse_in_pieces", lambda *a: pytest.fail("parsed in pieces"))
+    assert parsing.parse_module(HAZARD).code == HAZARD
+
+
+def test_fixes_in_a_long_module_are_the_same(tmp_path, monkeypatch):
+    from precision_lint import parsing
+
+    source = "import torch\n\n" + "def other(x):\n    return x * 2\n\n" * 300 + HAZARD
+    whole = run_job(Job(str(_write(tmp_path / "whole.py", source)), PH001, mode="fix"))
+    monkeypatch.setattr(parsing, "MIN_LINES", 100)
+    monkeypatch.setattr(parsing, "PIECE_LINES", 50)
+    pieces = run_job(Job(str(_write(tmp_path / "pieces.py", source)), PH001, mode="fix"))
+    assert pieces.fixed_text == whole.fixed_text and "dtype=torch.int64" in (pieces.fixed_text or "")
+    assert [(d.code, d.location) for d in pieces.fixed] == [(d.code, d.location) for d in whole.fixed]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
