@@ -16,11 +16,9 @@ fi
 diff_base=()
 if [ "${PRECISION_LINT_CHANGED_ONLY:-true}" = "true" ] && [ -n "${PRECISION_LINT_BASE_REF:-}" ]; then
   git fetch --quiet --no-tags origin "+refs/heads/${PRECISION_LINT_BASE_REF}:refs/remotes/origin/${PRECISION_LINT_BASE_REF}" || exit 2
-  if ! base=$(git merge-base HEAD "origin/${PRECISION_LINT_BASE_REF}"); then
-    echo "::error title=precision-lint::no merge base with origin/${PRECISION_LINT_BASE_REF}: check out with fetch-depth: 0" >&2
-    exit 2
-  fi
-  diff_base=(--diff-base "$base")
+  # precision-lint measures from the merge base itself (the same code as any CI's
+  # `--diff-base origin/main`), and says so when a shallow clone has none.
+  diff_base=(--diff-base "origin/${PRECISION_LINT_BASE_REF}")
 fi
 
 precision-lint check "${paths[@]}" "${extra[@]}" "${diff_base[@]}" --output-format github --summary

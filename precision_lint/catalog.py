@@ -18,6 +18,8 @@ from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 
+from .diagnostics import Severity
+
 
 class FixAvailability(Enum):
     NONE = "none"
@@ -32,6 +34,7 @@ class RuleEntry:
     summary: str
     fix_availability: FixAvailability
     doc: str
+    default_severity: Severity = Severity.ERROR
 
     def documentation(self) -> str:
         return textwrap.dedent(self.doc).strip()
@@ -53,7 +56,8 @@ def rule_entries() -> tuple[RuleEntry, ...]:
         from .registry import all_rules
 
         found = [
-            RuleEntry(r.code, r.name, r.summary, r.fix_availability, r.__doc__ or "") for r in all_rules()
+            RuleEntry(r.code, r.name, r.summary, r.fix_availability, r.__doc__ or "", r.default_severity)
+            for r in all_rules()
         ]  # fmt: skip
     found.sort(key=lambda entry: entry.code)
     return tuple(found)
@@ -98,10 +102,12 @@ def _entries_in(source: str) -> list[RuleEntry]:
             continue
         availability = values.get("fix_availability")
         fix = FixAvailability[availability.attr] if isinstance(availability, ast.Attribute) else FixAvailability.NONE
+        severity = values.get("default_severity")
+        level = Severity[severity.attr] if isinstance(severity, ast.Attribute) else Severity.ERROR
         entries.append(
             RuleEntry(
                 _text(values["code"]), _text(values["name"]), _text(values["summary"]), fix,
-                ast.get_docstring(node, clean=False) or "",
+                ast.get_docstring(node, clean=False) or "", level,
             )
         )  # fmt: skip
     return entries

@@ -1,7 +1,12 @@
-"""`--diff-base REF`: which lines were added or changed since REF, from git.
+"""`--diff-base REF`: which lines were added or changed since the branch left REF,
+from git: the diff runs from `git merge-base REF HEAD` (so a pull request is never
+charged with what its base branch did after it branched, as `git diff REF...`
+counts it) to the working tree (so uncommitted edits count as changed). `A...B`
+says the same with both ends named; B must be what is checked out (HEAD). Files
+git does not track yet are wholly new.
 
-Compares REF with the working tree (so uncommitted edits count as changed), and
-treats files git does not track yet as wholly new.
+The GitHub Action (action/check.sh) passes `--diff-base origin/BASE` and lets this
+module find the merge base, so the Action and any other CI run the same code.
 """
 from __future__ import annotations
 
@@ -31,18 +36,41 @@ def _git(cwd: Path, *args: str) -> str:
     return result.stdout.decode("utf-8", "surrogateescape")
 
 
+def _commit(top: Path, ref: str) -> str:
+    try:
+        return _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+    except DiffBaseError as error:
+        raise DiffBaseError(f"--diff-base: `{ref}` is not a commit in {top}") from error
+
+
+def merge_base(top: Path, spec: str) -> str:
+    """The commit the diff starts from, for REF or A...B."""
+    if ".." in spec and "..." not in spec:
+        raise DiffBaseError(f"--diff-base {spec}: give REF or A...B (three dots: from where B left A), not A..B")
+    base_ref, _, tip_ref = spec.partition("...")
+    base_ref, tip_ref = base_ref or "HEAD", tip_ref or "HEAD"
+    base, tip, head = _commit(top, base_ref), _commit(top, tip_ref), _commit(top, "HEAD")
+    if tip != head:
+        raise DiffBaseError(
+            f"--diff-base {spec}: `{tip_ref}` is not HEAD; the files checked are the work tree's, so the range must end at HEAD"
+        )
+    try:
+        return _git(top, "merge-base", base, head).strip()
+    except DiffBaseError:
+        shallow = _git(top, "rev-parse", "--is-shallow-repository").strip() == "true"
+        hint = " This is a shallow clone: fetch the history (actions/checkout with `fetch-depth: 0`)." if shallow else ""
+        raise DiffBaseError(f"--diff-base {spec}: `{base_ref}` and HEAD have no common ancestor.{hint}") from None
+
+
 def changed_lines(ref: str, cwd: Path) -> ChangedLines:
     try:
         top = Path(_git(cwd, "rev-parse", "--show-toplevel").strip())
     except DiffBaseError as error:
         raise DiffBaseError(f"--diff-base needs a git work tree: {error}") from error
-    try:
-        _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    except DiffBaseError as error:
-        raise DiffBaseError(f"--diff-base: `{ref}` is not a commit in {top}") from error
+    base = merge_base(top, ref)
     changes: ChangedLines = {}
     current: Path | None = None
-    diff = _git(top, "-c", "core.quotepath=off", "diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-renames", ref, "--")
+    diff = _git(top, "-c", "core.quotepath=off", "diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-renames", base, "--")
     for line in diff.splitlines():
         if line.startswith("+++ "):
             name = _unquote(line[4:])

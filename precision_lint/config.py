@@ -1,11 +1,18 @@
-"""`[tool.precision-lint]` in pyproject.toml, found by walking up from the checked
-paths, merged with command-line options."""
+"""What a config file says: `[tool.precision-lint]` in a pyproject.toml, or the top
+level of a `precision-lint.toml` (or `.precision-lint.toml`), after the file named
+by its `extend` key. Which file governs which path is resolver.py's business.
+
+As in Ruff, paths and patterns are relative to the folder of the file that writes
+them; `extend-*` keys add to what the extended file says, other keys replace it,
+and rule selections apply in order (a `select` starts afresh).
+"""
 from __future__ import annotations
 
-import fnmatch
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -13,19 +20,27 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .limits import InputLimits
-from .selection import UnknownSelector, enabled_codes, matching_codes, validate
+from .patterns import Pattern, absolute, matches, matches_one
+from .selection import SelectionStep, UnknownSelector, matching_codes, resolve_steps, validate
+from .suggest import did_you_mean
 
 DEFAULT_SELECT = ("PH0",)
 DEFAULT_EXCLUDE = (
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox",
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
     ".pants.d", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__",
     "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
     ".precision-lint-cache", "__pycache__",
 )  # fmt: skip
-KNOWN_KEYS = {
-    "select", "ignore", "extend-select", "exclude", "extend-exclude",
-    "per-file-ignores", "unfixable", "cache-dir", "max-file-size", "max-nesting",
-}  # fmt: skip
+# Within one folder the first of these that exists is its config (Ruff's order); a
+# pyproject.toml counts only when it has a [tool.precision-lint] table.
+CONFIG_NAMES = (".precision-lint.toml", "precision-lint.toml", "pyproject.toml")
+KNOWN_KEYS = (
+    "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
+    "extend-per-file-ignores", "unfixable", "cache-dir", "max-file-size", "max-nesting", "extend", "extension",
+)  # fmt: skip
+LANGUAGES = ("python", "pyi", "ipynb")
+DEFAULT_EXTENSIONS = {"py": "python", "pyi": "pyi", "ipynb": "ipynb"}
+DEFAULT = "default"
 
 
 class ConfigError(Exception):
@@ -34,138 +49,218 @@ class ConfigError(Exception):
 
 @dataclass
 class Settings:
+    """The settings for the files one config file governs."""
+
     root: Path
     config_file: Path | None = None
-    select: list[str] = field(default_factory=lambda: list(DEFAULT_SELECT))
+    # every file these settings were read from, the governing one first, then what it extends
+    sources: tuple[Path, ...] = ()
+    # this layer's selection (None: keep the one before); `inherited`: the extended files'
+    select: list[str] | None = None
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
-    extend_exclude: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    inherited: list[SelectionStep] = field(default_factory=list)
+    selection_origin: str = ""  # where this layer's select/extend-select/ignore come from
+    exclude: list[Pattern] | None = None  # None: the defaults, relative to `root`
+    extend_exclude: list[Pattern] = field(default_factory=list)
+    per_file_ignores: list[tuple[Pattern, list[str]]] = field(default_factory=list)
     unfixable: list[str] = field(default_factory=list)
     cache_dir: Path | None = None
     limits: InputLimits = field(default_factory=InputLimits)
+    extension: dict[str, str] = field(default_factory=dict)  # more suffixes: "ipy" -> "ipynb"
+    # where each key's value came from: a file, "--config", "command line" (absent: the default)
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.exclude is None:
+            self.exclude = [Pattern(name, self.root) for name in DEFAULT_EXCLUDE]
+
+    def copy(self) -> Settings:
+        return replace(
+            self, inherited=list(self.inherited), exclude=list(self.exclude or []), extend_exclude=list(self.extend_exclude),
+            per_file_ignores=list(self.per_file_ignores), unfixable=list(self.unfixable), extend_select=list(self.extend_select),
+            ignore=list(self.ignore), select=None if self.select is None else list(self.select),
+            extension=dict(self.extension), origins=dict(self.origins),
+        )  # fmt: skip
+
+    def selection_steps(self) -> list[SelectionStep]:
+        own = SelectionStep(
+            None if self.select is None else tuple(self.select), tuple(self.extend_select), tuple(self.ignore), self.selection_origin
+        )
+        return [SelectionStep(DEFAULT_SELECT, origin=DEFAULT), *self.inherited, own]
 
     def enabled_codes(self) -> frozenset[str]:
-        return enabled_codes(self.select, self.extend_select, self.ignore)
+        return resolve_steps(self.selection_steps())
 
     def codes_for(self, path: str, enabled: frozenset[str]) -> frozenset[str]:
         """The rules enabled for one file, after per-file-ignores."""
-        relative = self.relative(path)
-        ignored: list[str] = []
-        for pattern, selectors in self.per_file_ignores.items():
-            if _matches(pattern, relative):
-                ignored.extend(selectors)
+        target = absolute(path)
+        ignored = [code for pattern, codes in self.per_file_ignores if matches_one(pattern, target) for code in codes]
         return enabled - matching_codes(ignored) if ignored else enabled
 
     def unfixable_codes(self) -> frozenset[str]:
         return matching_codes(self.unfixable)
 
-    def is_excluded(self, path: str, base: Path | None = None) -> bool:
-        """Whether `path` matches an exclude pattern: as a whole (relative to the config's
-        root) or by one of its folders, counting only folders below `base` (the path
-        given on the command line) and below the root, never above."""
-        relative = self.relative(path)
-        parts = _parts_below(Path(path).absolute(), [self.root, *([base.absolute()] if base else [])])
-        given = self.relative(str(base)) if base is not None else None
-        for pattern in [*self.exclude, *self.extend_exclude]:
-            if given is not None and _matches(pattern, given):
-                continue  # the user named this folder (or one inside an excluded one) explicitly
-            if _matches(pattern, relative) or any(fnmatch.fnmatchcase(part, pattern) for part in parts):
-                return True
-        return False
+    def language(self, path: str | Path) -> str | None:
+        """"python", "pyi" or "ipynb" for a file to check by its suffix, else None."""
+        suffix = Path(path).suffix.lstrip(".")
+        return self.extension.get(suffix) or DEFAULT_EXTENSIONS.get(suffix)
 
-    def relative(self, path: str) -> str:
-        absolute = Path(path).absolute()
-        try:
-            return absolute.relative_to(self.root).as_posix()
-        except ValueError:
-            return absolute.as_posix()
+    def is_excluded(self, path: str, base: Path | None = None, is_dir: bool = False) -> bool:
+        """Whether `path` matches an exclude pattern, relative to the folder of the
+        file that wrote the pattern. `base`: the path named on the command line;
+        a pattern that matches it is skipped (the user asked for it by name)."""
+        walk = absolute(base) if base is not None else None
+        patterns = _not_naming((*(self.exclude or []), *self.extend_exclude), walk)
+        return matches(patterns, absolute(path), is_dir=is_dir, walk_base=walk)
+
+    def settings_for(self, path: str | Path) -> Settings:
+        """One Settings for every path (a resolver has one per config file)."""
+        return self
 
 
-def _parts_below(path: Path, anchors: list[Path]) -> tuple[str, ...]:
-    """The components of `path` below the deepest anchor that contains it."""
-    best: tuple[str, ...] | None = None
-    for anchor in anchors:
-        try:
-            parts = path.relative_to(anchor).parts
-        except ValueError:
-            continue
-        if best is None or len(parts) < len(best):
-            best = parts
-    return best if best is not None else (path.name,)
+@lru_cache(maxsize=256)
+def _not_naming(patterns: tuple[Pattern, ...], walk: Path | None) -> tuple[Pattern, ...]:
+    """The patterns that do not match the path named on the command line."""
+    if walk is None:
+        return patterns
+    return tuple(p for p in patterns if not matches([p], walk, is_dir=walk.is_dir()))
 
 
-def _matches(pattern: str, relative: str) -> bool:
-    pattern = pattern.rstrip("/")
-    return (
-        fnmatch.fnmatchcase(relative, pattern)
-        or fnmatch.fnmatchcase(relative, f"{pattern}/*")
-        or fnmatch.fnmatchcase(PurePosixPath(relative).name, pattern)
-    )
+# -- reading -------------------------------------------------------------------------
+def read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from error
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a [tool.precision-lint] table, walking up."""
-    directory = start if start.is_dir() else start.parent
-    for candidate in [directory, *directory.parents]:
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-                raise ConfigError(f"{pyproject}: cannot read: {error}") from error
-            if "precision-lint" in data.get("tool", {}):
-                return pyproject
+def table_of(path: Path, data: dict) -> dict | None:
+    """The precision-lint table of a parsed config file (None: it has none)."""
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("precision-lint")
+        return table if isinstance(table, dict) else None
+    return data
+
+
+def config_in(directory: Path) -> Path | None:
+    """The config file of this folder itself, if it has one."""
+    for name in CONFIG_NAMES:
+        candidate = directory / name
+        if candidate.is_file():
+            if name != "pyproject.toml" or table_of(candidate, read_toml(candidate)) is not None:
+                return candidate
     return None
 
 
 def load_settings(config_file: Path | None, cwd: Path) -> Settings:
+    """The settings a config file gives (with what it extends); without one, the
+    defaults, relative to `cwd`."""
     if config_file is None:
         return Settings(root=cwd.absolute())
-    try:
-        data = tomllib.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{config_file}: cannot read: {error}") from error
-    table = data.get("tool", {}).get("precision-lint", {})
-    unknown = set(table) - KNOWN_KEYS
-    if unknown:
-        raise ConfigError(f"{config_file}: unknown key(s) in [tool.precision-lint]: {', '.join(sorted(unknown))}")
-    settings = Settings(root=config_file.parent.absolute(), config_file=config_file)
-    try:
-        for key in ("select", "ignore", "extend-select", "unfixable"):
-            if key in table:
-                setattr(settings, key.replace("-", "_"), validate(_string_list(table, key, config_file)))
-        for key in ("exclude", "extend-exclude"):
-            if key in table:
-                setattr(settings, key.replace("-", "_"), _string_list(table, key, config_file))
-        if "per-file-ignores" in table:
-            value = table["per-file-ignores"]
-            if not isinstance(value, dict):
-                raise ConfigError(f"{config_file}: per-file-ignores must be a table of pattern = [codes]")
-            settings.per_file_ignores = {
-                pattern: validate(_string_list(value, pattern, config_file)) for pattern in value
-            }
-        if "cache-dir" in table:
-            settings.cache_dir = settings.root / str(table["cache-dir"])
-        settings.limits = InputLimits(
-            max_file_size=_positive_int(table, "max-file-size", config_file, settings.limits.max_file_size),
-            max_nesting=_positive_int(table, "max-nesting", config_file, settings.limits.max_nesting),
-        )
-    except UnknownSelector as error:
-        raise ConfigError(f"{config_file}: {error}") from error
+    return _load(absolute(config_file), ())
+
+
+def _load(path: Path, chain: tuple[Path, ...]) -> Settings:
+    if path in chain:
+        raise ConfigError(f"{path}: `extend` makes a cycle: {' -> '.join(str(p) for p in (*chain, path))}")
+    table = table_of(path, read_toml(path))
+    if table is None:
+        raise ConfigError(f"{path}: has no [tool.precision-lint] table")
+    check_keys(table, str(path))
+    root = path.parent
+    if "extend" in table:
+        target = table["extend"]
+        if not isinstance(target, str):
+            raise ConfigError(f"{path}: `extend` must be the path of another config file")
+        base_file = absolute(root / Path(target).expanduser())
+        if not base_file.is_file():
+            raise ConfigError(f"{path}: `extend = {target!r}`: {base_file} does not exist")
+        base = _load(base_file, (*chain, path))
+        settings = base.copy()
+        settings.inherited = [*base.inherited, base.selection_steps()[-1]]
+        settings.select, settings.extend_select, settings.ignore = None, [], []
+        settings.root, settings.config_file, settings.sources = root, path, (path, *base.sources)
+    else:
+        settings = Settings(root=root, config_file=path, sources=(path,))
+    settings.selection_origin = str(path)
+    apply_table(settings, table, str(path), root)
     return settings
 
 
-def _string_list(table: dict, key: str, config_file: Path) -> list[str]:
+def check_keys(table: dict, where: str) -> None:
+    for key in table:
+        if key not in KNOWN_KEYS:
+            raise ConfigError(f"{where}: unknown key `{key}`{did_you_mean(key, KNOWN_KEYS, quote='`')}")
+
+
+def apply_table(settings: Settings, table: dict[str, Any], origin: str, base: Path) -> None:
+    """Lay `table` over `settings`; its paths and patterns are relative to `base`."""
+    try:
+        for key in ("select", "extend-select", "ignore"):
+            if key in table:
+                setattr(settings, key.replace("-", "_"), validate(_string_list(table, key, origin)))
+        if "unfixable" in table:
+            settings.unfixable = [*settings.unfixable, *validate(_string_list(table, "unfixable", origin))]
+        if "exclude" in table:
+            settings.exclude = [Pattern(p, base) for p in _string_list(table, "exclude", origin)]
+        if "extend-exclude" in table:
+            settings.extend_exclude = [*settings.extend_exclude, *(Pattern(p, base) for p in _string_list(table, "extend-exclude", origin))]
+        if "per-file-ignores" in table:
+            settings.per_file_ignores = _per_file_ignores(table, "per-file-ignores", origin, base)
+        if "extend-per-file-ignores" in table:
+            settings.per_file_ignores = [*settings.per_file_ignores, *_per_file_ignores(table, "extend-per-file-ignores", origin, base)]
+    except UnknownSelector as error:
+        raise ConfigError(f"{origin}: {error}") from error
+    if "cache-dir" in table:
+        settings.cache_dir = base / Path(str(table["cache-dir"])).expanduser()
+    if "extension" in table:
+        settings.extension = {**settings.extension, **_extensions(table["extension"], origin)}
+    settings.limits = InputLimits(
+        max_file_size=_positive_int(table, "max-file-size", origin, settings.limits.max_file_size),
+        max_nesting=_positive_int(table, "max-nesting", origin, settings.limits.max_nesting),
+    )
+    for key in table:
+        if key != "extend":
+            settings.origins[key] = origin
+
+
+def _per_file_ignores(table: dict, key: str, origin: str, base: Path) -> list[tuple[Pattern, list[str]]]:
+    value = table[key]
+    if not isinstance(value, dict):
+        raise ConfigError(f"{origin}: `{key}` must be a table of pattern = [codes]")
+    return [(Pattern(pattern, base), validate(_string_list(value, pattern, origin))) for pattern in value]
+
+
+def _extensions(value: Any, origin: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(f"{origin}: `extension` must be a table of suffix = language, e.g. {{ ipy = \"ipynb\" }}")
+    for suffix, language in value.items():
+        if language not in LANGUAGES:
+            raise ConfigError(f"{origin}: `extension`: unknown language `{language}` for `{suffix}` (one of {', '.join(LANGUAGES)})")
+    return {suffix.lstrip("."): language for suffix, language in value.items()}
+
+
+def parse_extension_option(value: str) -> dict[str, str]:
+    """`--extension ipy:ipynb` (comma-separated pairs)."""
+    pairs = {}
+    for item in (part.strip() for part in value.split(",")):
+        suffix, colon, language = item.partition(":")
+        if not colon or not suffix:
+            raise ConfigError(f"--extension {value!r}: write SUFFIX:LANGUAGE, e.g. ipy:ipynb")
+        pairs[suffix] = language
+    return _extensions(pairs, "--extension")
+
+
+def _string_list(table: dict, key: str, origin: str) -> list[str]:
     value = table[key]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"{config_file}: `{key}` must be a list of strings")
+        raise ConfigError(f"{origin}: `{key}` must be a list of strings")
     return value
 
 
-def _positive_int(table: dict, key: str, config_file: Path, default: int) -> int:
+def _positive_int(table: dict, key: str, origin: str, default: int) -> int:
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{config_file}: `{key}` must be a positive integer")
+        raise ConfigError(f"{origin}: `{key}` must be a positive integer")
     return value

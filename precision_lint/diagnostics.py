@@ -44,6 +44,7 @@ class Related:
     message: str
     location: Location
     end_location: Location
+    cell: int | None = None  # in a notebook: the cell it is in (rows are that cell's)
 
 
 @dataclass(frozen=True)
@@ -63,13 +64,16 @@ class Diagnostic:
     # How the project's precision settings bear on it (conditions.py): resolved
     # before anything is reported, so reporters never see them.
     conditions: tuple[str, ...] = ()
+    # in a notebook: the cell (1-based, counting every cell, as Jupyter and Ruff do);
+    # rows and columns are then the cell's own
+    cell: int | None = None
 
     @property
     def noqa_row(self) -> int:
         return self.location.row
 
     def sort_key(self) -> tuple:
-        return (self.filename, self.location, self.code or "")
+        return (self.filename, self.cell or 0, self.location, self.code or "")
 
 
 
@@ -94,10 +98,11 @@ def to_data(diagnostic: Diagnostic) -> dict:
             "message": fix.message,
             "edits": [[e.content, location(e.location), location(e.end_location)] for e in fix.edits],
         },
-        "related": [[r.message, location(r.location), location(r.end_location)] for r in diagnostic.related],
+        "related": [[r.message, location(r.location), location(r.end_location), r.cell] for r in diagnostic.related],
         "note": diagnostic.note,
         "url": diagnostic.url,
         "conditions": list(diagnostic.conditions),
+        "cell": diagnostic.cell,
     }
 
 
@@ -120,10 +125,14 @@ def from_data(data: dict) -> Diagnostic:
                 _required(fix["message"], str),
                 tuple(Edit(_required(c, str), _location(a), _location(b)) for c, a, b in fix["edits"]),
             ),
-            related=tuple(Related(_required(m, str), _location(a), _location(b)) for m, a, b in data["related"]),
+            related=tuple(
+                Related(_required(m, str), _location(a), _location(b), _optional(rest[0] if rest else None, int))
+                for m, a, b, *rest in data["related"]
+            ),
             note=_optional(data["note"], str),
             url=_optional(data["url"], str),
             conditions=tuple(_required(c, str) for c in data.get("conditions", ())),
+            cell=_optional(data.get("cell"), int),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"not a diagnostic: {error!r}") from None

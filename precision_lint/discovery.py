@@ -1,47 +1,70 @@
-"""Which files to check: Python files under the given paths, minus excludes and,
-inside a git work tree, whatever .gitignore (or .git/info/exclude) ignores."""
+"""Which files to check: files of a known language (`.py`, `.pyi`, `.ipynb` and the
+configured `extension`s) under the given paths, minus what each folder's settings
+exclude and, inside a git work tree, whatever .gitignore (or .git/info/exclude)
+ignores.
+
+`settings` is anything with `settings_for(path)`: a SettingsResolver (each file its
+nearest config) or a single Settings (one for all).
+"""
 from __future__ import annotations
 
 import os
 import subprocess
 from pathlib import Path
 
-from .config import Settings
-from .exclude import ExcludeMatcher
-
-PYTHON_SUFFIXES = (".py", ".pyi")
+from .patterns import absolute
 
 
-def discover(
-    paths: list[Path], settings: Settings, force_exclude: bool = False, unreadable: list[tuple[Path, OSError]] | None = None
-) -> list[Path]:
+def discover(paths: list[Path], settings, force_exclude: bool = False, unreadable: list[tuple[Path, OSError]] | None = None) -> list[Path]:
     """`unreadable` collects the folders that could not be listed: their files were not
     found, so the run must not say every file was checked."""
     found: dict[Path, None] = {}
     for path in paths:
         if path.is_file():
             # An explicitly named file is checked unless --force-exclude says otherwise.
-            if not (force_exclude and (settings.is_excluded(str(path)) or _git_ignored(path))):
+            if not (force_exclude and (_Walk(settings, None).excluded(path) or _git_ignored(path))):
                 found[path] = None
             continue
-        for candidate in _walk(path, settings, unreadable):
-            found[candidate] = None
+        walk = _Walk(settings, path)
+        listed = _git_listed(path)
+        if listed is None:
+            listed = _plain_walk(path, walk, unreadable)
+        for candidate in sorted(listed):
+            if settings.settings_for(candidate).language(candidate) and candidate.is_file() and not walk.excluded(candidate):
+                found[candidate] = None
     return list(found)
 
 
-def _walk(directory: Path, settings: Settings, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
-    matcher = ExcludeMatcher(settings, directory)
-    listed = _git_listed(directory)
-    if listed is None:
-        listed = _plain_walk(directory, matcher, unreadable)
-    return sorted(
-        path
-        for path in listed
-        if path.suffix in PYTHON_SUFFIXES and path.is_file() and not matcher.excluded(str(path))
-    )
+class _Walk:
+    """Exclusion under one folder named on the command line: a file is excluded when
+    its own settings exclude it or when a folder between it and the named one is
+    excluded by the settings of the folder that holds it (as a walk would prune it)."""
+
+    def __init__(self, settings, base: Path | None) -> None:
+        self.settings = settings
+        self.base = absolute(base) if base is not None else None
+        self._folders: dict[Path, bool] = {}
+
+    def excluded(self, path: Path) -> bool:
+        target = absolute(path)
+        if self.settings.settings_for(target).is_excluded(str(target), self.base):
+            return True
+        if self.base is None:
+            return False
+        return self._folder_excluded(target.parent)
+
+    def _folder_excluded(self, folder: Path) -> bool:
+        if folder == self.base or self.base not in folder.parents:
+            return False
+        if folder not in self._folders:
+            parent = folder.parent
+            self._folders[folder] = self._folder_excluded(parent) or self.settings.settings_for(parent).is_excluded(
+                str(folder), self.base, is_dir=True
+            )
+        return self._folders[folder]
 
 
-def _plain_walk(directory: Path, matcher: ExcludeMatcher, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
+def _plain_walk(directory: Path, walk: _Walk, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
     result = []
 
     def note(error: OSError) -> None:
@@ -49,16 +72,14 @@ def _plain_walk(directory: Path, matcher: ExcludeMatcher, unreadable: list[tuple
             unreadable.append((Path(error.filename or directory), error))
 
     for root, dirs, files in os.walk(directory, onerror=note):
-        dirs[:] = sorted(d for d in dirs if not matcher.excluded(os.path.join(root, d)))
+        dirs[:] = sorted(d for d in dirs if not walk._folder_excluded(absolute(os.path.join(root, d))))
         result.extend(Path(root) / name for name in files)
     return result
 
 
 def _git(directory: Path, *args: str) -> subprocess.CompletedProcess | None:
     try:
-        return subprocess.run(
-            ["git", "-C", str(directory), *args], capture_output=True, check=False
-        )
+        return subprocess.run(["git", "-C", str(directory), *args], capture_output=True, check=False)
     except OSError:
         return None  # no git on this machine
 

@@ -14,10 +14,14 @@ class NoqaRefused(Exception):
     """The directives would change the code (a bug): nothing is written."""
 
 
-def add_noqa(source: str, diagnostics: list[Diagnostic]) -> tuple[str, int]:
-    """(new source, number of lines given a directive). Lines ending in a backslash
-    continuation are left alone: a comment there would change the code. Raises
-    NoqaRefused when the result would not parse or would change a statement."""
+def add_noqa(source: str, diagnostics: list[Diagnostic], reason: str = "") -> tuple[str, int]:
+    """(new source, number of lines given a directive). A new directive carries
+    `reason` after its codes (`# noqa: PH001 counts stay small`), as Ruff's
+    `--add-noqa=REASON` writes it; a line that has one keeps its own text. Lines
+    ending in a backslash continuation are left alone: a comment there would change
+    the code. Raises NoqaRefused when the result would not parse or would change a
+    statement."""
+    reason = " ".join(reason.split())  # one line, whatever the shell passed
     codes_by_row: dict[int, list[str]] = {}
     for diagnostic in diagnostics:
         if diagnostic.code is not None:
@@ -40,7 +44,8 @@ def add_noqa(source: str, diagnostics: list[Diagnostic]) -> tuple[str, int]:
             pieces.append((start + directive.start, start + directive.end, directive_text(merged)))
         elif not line.rstrip().endswith("\\"):
             end = start + len(line)
-            pieces.append((end, end, f"  {directive_text(tuple(sorted(set(codes))))}"))
+            suffix = f" {reason}" if reason else ""
+            pieces.append((end, end, f"  {directive_text(tuple(sorted(set(codes))))}{suffix}"))
     # A directive must land in a real comment: the end of a line inside a multi-line
     # string is not one, and a "comment" there would change the string.
     wanted = {index.row_of(start): codes_by_row[index.row_of(start)] for start, _, _ in pieces}

@@ -232,9 +232,10 @@ def unified_diff(before: str, after: str, path: str) -> str:
 
 
 # -- workers ------------------------------------------------------------------------
-def run_jobs(jobs: list[Job]) -> list[FileReport]:
+def run_jobs(jobs: list[Job], on_report: Callable[[FileReport], None] | None = None) -> list[FileReport]:
     """One report per job, in the order of `jobs`; fixed files are written as their
-    reports arrive. Raises Interrupted (with what is done) on SIGINT."""
+    reports arrive (`on_report` hears of each: the progress line). Raises
+    Interrupted (with what is done) on SIGINT."""
     if not jobs:
         return []
     count = 1 if len(jobs) < PARALLEL_THRESHOLD else max(1, min(os.cpu_count() or 1, len(jobs)))
@@ -245,6 +246,8 @@ def run_jobs(jobs: list[Job]) -> list[FileReport]:
     def finish(number: int, report: FileReport) -> None:
         with signals_deferred():  # a written file is always recorded as written
             reports[number] = commit(report)
+        if on_report is not None:
+            on_report(reports[number])
 
     # Largest files first, so no worker is left with a long tail.
     order = deque(sorted(range(len(jobs)), key=lambda i: -_size(jobs[i])))

@@ -138,6 +138,9 @@ class FloatCountAccumulator(Rule):
         "for b in batches:\n    stats['loss'] += b.loss\n    stats['tokens'] += (b.y != -100).sum()\nprint(stats)\n",
         # the dtype of something integer-named is not the model's: `lengths.dtype`
         "import torch\ndef f(lengths, masks):\n    total = torch.zeros(1, dtype=lengths.dtype)\n    for m in masks:\n        total += m.bool().sum()\n    print(total)\n",
+        # a 0/1 flag set once per call, not a step counter, even in a bfloat16 default dtype
+        "import torch\ntorch.set_default_dtype(torch.bfloat16)\ndef reward(text, answer):\n    correct = torch.tensor(0.0)\n"
+        "    if text.strip() == answer:\n        correct += 1\n    return correct\n",
         # a float32 step counter needs 16.7M steps
         "import torch\nstep = torch.zeros((), dtype=torch.float32)\nfor b in batches:\n    step += 1\nprint(step)\n",
         # a float32 step counter in a buffer of a project that never casts the model
@@ -148,6 +151,12 @@ class FloatCountAccumulator(Rule):
     ]
 
     INVALID = [
+        # a static method is called by its class's name: what its call sites pass is all it gets
+        Invalid(
+            "import torch\nclass Logging:\n    tracker = {}\n    @staticmethod\n    def save(correct, n_layers, layer):\n"
+            "        tracker = Logging.tracker\n        tracker['correct'] = torch.zeros(n_layers)\n        tracker['correct'][layer] += correct.detach()\n"
+            "def step(preds, labels):\n    Logging.save((preds == labels).sum().float(), 4, 0)\n"
+        ),
         # Megatron's count_zeros_fp32 shape: safe fix
         Invalid(
             "import torch\n"

@@ -69,6 +69,11 @@ class CountInFloat(Rule):
     default_severity = Severity.WARNING
 
     VALID = [
+        # bit patterns (uint8 views of packed weights) concatenated with float scales: no count
+        "import torch\ndef pack(scale, q):\n    return torch.cat([scale.view(torch.uint8), q.view(torch.uint8)])\n",
+        # running counts made float32 on purpose: sine-embedding coordinates, far below 2^24
+        "import torch\nclass Sine(torch.nn.Module):\n    def forward(self, x):\n        ones = torch.ones_like(x[0, :1])\n"
+        "        return ones.cumsum(1, dtype=torch.float32), ones.cumsum(2, dtype=torch.float32)\n",
         # positions (index arithmetic on `arange`) packed with a float are not counts
         "import torch\nrows = torch.arange(h).view(-1, 1)\npos = (rows * w + cols).reshape(-1)\nidx = torch.cat([torch.zeros(1), pos + 1])\n",
         # a batch size packed with a loss: float32 holds it exactly up to 16.7M samples
@@ -87,6 +92,14 @@ class CountInFloat(Rule):
         "import torch\ndef f(logits, y):\n    return (logits.argmax(-1) == y).float().mean().to(logits.dtype)\n",
     ]
     INVALID = [
+        # a float sum of a mask made an integer again is a token count, then packed with the loss
+        Invalid(
+            "import torch\ndef loss_func(loss_mask, losses):\n    loss_mask = loss_mask.view(-1).float()\n"
+            "    n = loss_mask.sum().to(torch.int)\n    return torch.cat([torch.sum(losses.float() * loss_mask).view(1), n.view(1)])\n",
+            severity=Severity.WARNING,
+        ),
+        # position ids cumulated in the dtype the call asks for
+        Invalid("import torch\ndef position_ids(ids, pad):\n    return (ids != pad).cumsum(-1, dtype=torch.bfloat16)\n"),
         Invalid(
             "import torch\ncorrect = torch.zeros(1)\nfor pred, y in batches:\n    correct += (pred == y).float().sum()\n",
             # (PH001 then flags the float32 accumulator itself)

@@ -33,7 +33,8 @@ class LowPrecisionPositions(Rule):
     to half precision. Positions built in float32 are still rounded when a matmul,
     `F.linear`, an `nn.Linear` or a contracting `einsum` takes them under autocast:
     inside `with torch.autocast(dtype=torch.bfloat16)` that is always reported; in no
-    such region, only when the project uses autocast (its callers may run under it).
+    such region, in a method of an `nn.Module` when the project uses autocast where the
+    layer runs (its callers may run under it).
     An elementwise product, `torch.outer` and an outer-product `einsum` stay float32.
 
     ## Why is this bad?
@@ -99,6 +100,11 @@ class LowPrecisionPositions(Rule):
         # an outer-product einsum and an elementwise product stay float32 under autocast
         "import torch\ndef angles(inv_freq, n):\n    t = torch.arange(n).float()\n"
         "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return torch.einsum('i,j->ij', t, inv_freq), t[:, None] * inv_freq\n",
+        # rotary frequency exponents (even indices below the head dim), not positions
+        "import torch\ndef inv_freq(dim, x):\n    return 1.0 / 10000 ** (torch.arange(0, dim, 2, dtype=x.dtype) / dim)\n",
+        # filler weights in a test: no layer's forward, so the project's autocast is not its caller's
+        "import torch\ndef test_lora(x):\n    w = torch.arange(64).float().reshape(8, 8)\n    return x @ w\n"
+        "def run(model, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(x)\n",
         # positions in the dtype of integer data
         "import torch\ndef f(input_ids):\n    return torch.arange(input_ids.shape[1], dtype=input_ids.dtype)\n",
     ]
@@ -219,7 +225,7 @@ class LowPrecisionPositions(Rule):
 
     def _arange(self, fact: CallFact, model: SemanticModel) -> Finding | None:
         dtype_arg = find_arg(fact.node, "dtype")
-        if dtype_arg is None:
+        if dtype_arg is None or not model.value_of(fact.node).positions:
             return None
         if _exact_range(fact.node, model.value_of(dtype_arg.value).dtype):
             return None  # `torch.arange(32, dtype=torch.bfloat16)`: small enough to be exact

@@ -73,6 +73,8 @@ class Int32Counter(Rule):
     fix_availability = FixAvailability.SOMETIMES
 
     VALID = [
+        # a sample count summed over ranks in int32 needs 2.1 billion samples
+        "import torch\nimport torch.distributed as dist\nn = torch.tensor(len(dataset), dtype=torch.int32)\ndist.all_reduce(n)\n",
         # int32 counts gathered, not summed
         "import torch\nimport torch.distributed as dist\nn = (labels != -100).sum().int()\nout = [torch.zeros_like(n) for _ in range(4)]\ndist.all_gather(out, n)\n",
         # a NumPy int64 total
@@ -203,7 +205,8 @@ class Int32Counter(Rule):
             keyword, position = COLLECTIVES[fact.qualified]
             arg = find_arg(fact.node, keyword, position)
             value = model.value_of(arg.value) if arg is not None else None
-            if value is not None and value.is_tensor and value.dtype == INT32 and value.count:
+            # a length (samples, `len(dataset)`) needs 2.1 billion of them: PH201's domain
+            if value is not None and value.is_tensor and value.dtype == INT32 and value.count and not value.length:
                 yield Finding(
                     fact.node,
                     f"`{fact.qualified.rpartition('.')[2]}` sums int32 counts over ranks, which wraps past 2^31-1 = 2,147,483,647",

@@ -82,7 +82,7 @@ def test_unused_noqa_is_reported_only_when_selected_and_fixed(tmp_path):
     assert default.returncode == 0  # PH100 is off by default
     selected = run_cli("check", "--no-cache", "--extend-select", "PH100", "--output-format", "concise", ".", cwd=tmp_path)
     assert selected.returncode == 1
-    assert "a.py:2:42: PH100 [*] Unused `noqa` directive (unused: PH001)" in selected.stdout
+    assert "a.py:2:42: PH100 warning [*] Unused `noqa` directive (unused: PH001)" in selected.stdout
     fixed = run_cli("check", "--no-cache", "--extend-select", "PH100", "--fix", ".", cwd=tmp_path)
     assert fixed.returncode == 0
     assert (tmp_path / "a.py").read_text() == OLD.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int64)")

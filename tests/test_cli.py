@@ -51,7 +51,7 @@ def test_findings_exit_1_with_full_output(tmp_path):
     result = cli(tmp_path, "check", "--no-cache", "a.py")
     assert result.returncode == 1, result.stderr
     out = result.stdout
-    assert f"a.py:2:7: PH001 [*] {MESSAGE}\n" in out
+    assert f"a.py:2:7: PH001 error [*] {MESSAGE}\n" in out
     # the source line with a caret under the accumulator's creation
     assert "2 | acc = torch.zeros(1)\n" in out
     assert "  |       ^^^^^^^^^^^^^^ PH001\n" in out
@@ -106,7 +106,7 @@ def test_exit_zero_with_findings(tmp_path):
     write(tmp_path / "a.py", HAZARD)
     result = cli(tmp_path, "check", "--no-cache", "--exit-zero", "a.py")
     assert result.returncode == 0
-    assert f"a.py:2:7: PH001 [*] {MESSAGE}" in result.stdout
+    assert f"a.py:2:7: PH001 error [*] {MESSAGE}" in result.stdout
     assert "Found 1 error." in result.stdout
 
 
@@ -142,7 +142,7 @@ def test_bare_path_shorthand_checks(tmp_path):
     write(tmp_path / "a.py", HAZARD)
     result = cli(tmp_path, "--no-cache", "--output-format", "concise", "a.py")
     assert result.returncode == 1
-    assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 error [*] {MESSAGE}"]
 
 
 def test_no_paths_checks_the_current_directory(tmp_path):
@@ -150,7 +150,7 @@ def test_no_paths_checks_the_current_directory(tmp_path):
     write(tmp_path / "b.py", CLEAN)
     result = cli(tmp_path, "--no-cache", "--output-format", "concise")
     assert result.returncode == 1
-    assert concise_lines(result.stdout) == [f"pkg/a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"pkg/a.py:2:7: PH001 error [*] {MESSAGE}"]
 
 
 # -- fixing ------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_unsafe_fix_needs_unsafe_fixes(tmp_path):
     check = cli(tmp_path, "check", "--no-cache", "u.py")
     assert check.returncode == 1
     # no [*]: the fix is not applied by --fix
-    assert "u.py:3:11: PH001 `acc` accumulates" in check.stdout
+    assert "u.py:3:11: PH001 error `acc` accumulates" in check.stdout
     assert "  = help (unsafe): Use `dtype=torch.int64`" in check.stdout
     assert "hidden fix" in check.stdout and "--unsafe-fixes" in check.stdout
     assert "fixable with the `--fix` option" not in check.stdout
@@ -193,7 +193,7 @@ def test_unsafe_fixes_without_fix_only_changes_the_display(tmp_path):
     target = write(tmp_path / "u.py", UNSAFE)
     result = cli(tmp_path, "check", "--no-cache", "--unsafe-fixes", "--output-format", "concise", "u.py")
     assert result.returncode == 1
-    assert concise_lines(result.stdout) == [f"u.py:3:11: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"u.py:3:11: PH001 error [*] {MESSAGE}"]
     assert "[*] 1 fixable with the `--fix --unsafe-fixes` option." in result.stdout
     assert target.read_text() == UNSAFE
 
@@ -204,7 +204,7 @@ def test_unfixable_rule_is_not_fixed_nor_advertised_as_fixable(tmp_path):
     assert result.returncode == 1
     assert target.read_text() == HAZARD
     # --fix just declined to fix it, so it must not be offered as fixable with --fix
-    assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 error {MESSAGE}"]
     assert "fixable with the `--fix` option" not in result.stdout
 
 
@@ -332,8 +332,8 @@ def test_concise_output(tmp_path):
     result = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", ".")
     assert result.returncode == 1
     assert concise_lines(result.stdout) == [
-        f"a.py:2:7: PH001 [*] {MESSAGE}",
-        f"sub/u.py:3:11: PH001 {MESSAGE}",
+        f"a.py:2:7: PH001 error [*] {MESSAGE}",
+        f"sub/u.py:3:11: PH001 error {MESSAGE}",
     ]
     assert "Found 2 errors." in result.stdout
 
@@ -384,7 +384,7 @@ def test_syntax_error_is_reported_and_other_files_still_checked(tmp_path):
     result = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "bad.py", "a.py")
     assert result.returncode == 1
     lines = concise_lines(result.stdout)
-    assert f"a.py:2:7: PH001 [*] {MESSAGE}" in lines
+    assert f"a.py:2:7: PH001 error [*] {MESSAGE}" in lines
     (bad,) = [line for line in lines if line.startswith("bad.py:")]
     assert re.match(r"^bad\.py:\d+:\d+: SyntaxError: ", bad), bad
     assert "Found 2 errors." in result.stdout
@@ -448,14 +448,14 @@ def test_noqa_on_the_reported_line(tmp_path, comment, suppressed):
         assert result.stdout == "All checks passed!\n"
     else:
         assert result.returncode == 1
-        assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 [*] {MESSAGE}"]
+        assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 error [*] {MESSAGE}"]
 
 
 def test_noqa_on_another_line_does_not_suppress(tmp_path):
     write(tmp_path / "a.py", HAZARD.replace("(x == 0).sum()\n", "(x == 0).sum()  # noqa: PH001\n"))
     result = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "a.py")
     assert result.returncode == 1
-    assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 error [*] {MESSAGE}"]
 
 
 # -- configuration -----------------------------------------------------------------
@@ -480,10 +480,10 @@ def test_config_per_file_ignores(tmp_path):
     write(project / "src" / "a.py", HAZARD)
     result = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "proj")
     assert result.returncode == 1
-    assert concise_lines(result.stdout) == [f"proj/src/a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"proj/src/a.py:2:7: PH001 error [*] {MESSAGE}"]
     # the patterns are relative to the project, not to the working directory
     inside = cli(project, "check", "--no-cache", "--output-format", "concise")
-    assert concise_lines(inside.stdout) == [f"src/a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(inside.stdout) == [f"src/a.py:2:7: PH001 error [*] {MESSAGE}"]
 
 
 def test_config_extend_exclude(tmp_path):
@@ -493,7 +493,7 @@ def test_config_extend_exclude(tmp_path):
     write(project / "src" / "a.py", HAZARD)
     result = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "proj")
     assert result.returncode == 1
-    assert concise_lines(result.stdout) == [f"proj/src/a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"proj/src/a.py:2:7: PH001 error [*] {MESSAGE}"]
 
 
 def test_config_exclude_and_the_default_excludes(tmp_path):
@@ -504,9 +504,9 @@ def test_config_exclude_and_the_default_excludes(tmp_path):
     write(tmp_path / "plain" / ".venv" / "lib" / "x.py", HAZARD)
     write(tmp_path / "plain" / "b.py", HAZARD)
     result = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "proj")
-    assert concise_lines(result.stdout) == [f"proj/a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"proj/a.py:2:7: PH001 error [*] {MESSAGE}"]
     plain = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "plain")
-    assert concise_lines(plain.stdout) == [f"plain/b.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(plain.stdout) == [f"plain/b.py:2:7: PH001 error [*] {MESSAGE}"]
 
 
 def test_explicitly_named_excluded_file_and_force_exclude(tmp_path):
@@ -515,10 +515,12 @@ def test_explicitly_named_excluded_file_and_force_exclude(tmp_path):
     write(project / "generated" / "g.py", HAZARD)
     named = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "proj/generated/g.py")
     assert named.returncode == 1
-    assert concise_lines(named.stdout) == [f"proj/generated/g.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(named.stdout) == [f"proj/generated/g.py:2:7: PH001 error [*] {MESSAGE}"]
     forced = cli(tmp_path, "check", "--no-cache", "--force-exclude", "proj/generated/g.py")
+    # every file named is excluded: nothing is checked, and the run says so (as Ruff does)
     assert forced.returncode == 0
-    assert forced.stdout == "All checks passed!\n"
+    assert forced.stdout == ""
+    assert "warning: No Python files found under the given path(s)" in forced.stderr
 
 
 def test_cli_ignore_adds_to_config(tmp_path):
@@ -539,7 +541,7 @@ def test_cli_select_overrides_config_ignore(tmp_path):
     assert cli(tmp_path, "check", "--no-cache", "a.py").returncode == 0
     result = cli(tmp_path, "check", "--no-cache", "--select", "PH001", "--output-format", "concise", "a.py")
     assert result.returncode == 1, result.stdout
-    assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"a.py:2:7: PH001 error [*] {MESSAGE}"]
 
 
 def test_explicit_config_option(tmp_path):
@@ -567,7 +569,7 @@ def test_gitignored_files_are_skipped_when_walking(tmp_path):
     for args in (("--no-cache", "."), ("--no-cache",)):
         result = cli(tmp_path, "check", "--output-format", "concise", *args)
         assert result.returncode == 1, args
-        assert concise_lines(result.stdout) == [f"src/a.py:2:7: PH001 [*] {MESSAGE}"], args
+        assert concise_lines(result.stdout) == [f"src/a.py:2:7: PH001 error [*] {MESSAGE}"], args
 
 
 def test_gitignored_file_named_explicitly(tmp_path):
@@ -576,10 +578,12 @@ def test_gitignored_file_named_explicitly(tmp_path):
     write(tmp_path / "generated" / "g.py", HAZARD)
     named = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "generated/g.py")
     assert named.returncode == 1
-    assert concise_lines(named.stdout) == [f"generated/g.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(named.stdout) == [f"generated/g.py:2:7: PH001 error [*] {MESSAGE}"]
     forced = cli(tmp_path, "check", "--no-cache", "--force-exclude", "generated/g.py")
+    # every file named is excluded: nothing is checked, and the run says so (as Ruff does)
     assert forced.returncode == 0
-    assert forced.stdout == "All checks passed!\n"
+    assert forced.stdout == ""
+    assert "warning: No Python files found under the given path(s)" in forced.stderr
     fixed = cli(tmp_path, "check", "--fix", "--force-exclude", "generated/g.py")
     assert fixed.returncode == 0
     assert (tmp_path / "generated" / "g.py").read_text() == HAZARD
@@ -591,7 +595,7 @@ def test_stdin_uses_stdin_filename(tmp_path):
         tmp_path, "check", "--no-cache", "--output-format", "concise", "--stdin-filename", "pkg/x.py", "-", stdin=HAZARD
     )
     assert result.returncode == 1
-    assert concise_lines(result.stdout) == [f"pkg/x.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(result.stdout) == [f"pkg/x.py:2:7: PH001 error [*] {MESSAGE}"]
     assert not (tmp_path / "pkg").exists()
 
     as_json = cli(tmp_path, "check", "--output-format", "json", "--stdin-filename", "pkg/x.py", "-", stdin=HAZARD)
@@ -734,10 +738,10 @@ def test_cached_results_name_the_file_as_this_run_was_given_it(tmp_path):
     write(project / "pyproject.toml", '[tool.precision-lint]\nselect = ["PH"]\n')
     write(project / "a.py", HAZARD)
     inside = cli(project, "check", "--output-format", "concise", "a.py")
-    assert concise_lines(inside.stdout) == [f"a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(inside.stdout) == [f"a.py:2:7: PH001 error [*] {MESSAGE}"]
     assert (project / CACHE_DIR).is_dir()
     outside = cli(tmp_path, "check", "--output-format", "concise", "proj/a.py")
-    assert concise_lines(outside.stdout) == [f"proj/a.py:2:7: PH001 [*] {MESSAGE}"]
+    assert concise_lines(outside.stdout) == [f"proj/a.py:2:7: PH001 error [*] {MESSAGE}"]
     as_json = cli(tmp_path, "check", "--output-format", "json", "proj/a.py")
     (finding,) = json.loads(as_json.stdout)
     assert finding["filename"] == str(project / "a.py")

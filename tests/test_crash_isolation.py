@@ -74,7 +74,7 @@ def test_a_crashing_rule_costs_one_diagnostic_and_the_run_goes_on(tmp_path):
     result = run_patched_cli(CRASHING_PH006, "check", "--fix", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
-    assert "a.py:1:1: PH900 Internal error in rule PH006 (float-histogram)" in result.stdout
+    assert "a.py:1:1: PH900 error Internal error in rule PH006 (float-histogram)" in result.stdout
     assert "All checks passed!" not in result.stdout
     assert "not fully checked" in result.stdout
     assert (tmp_path / "a.py").read_text() == HAZARD_FIXED  # the other rules' fixes still apply
@@ -92,7 +92,7 @@ def test_a_segfault_costs_its_file_named_and_the_good_files_are_checked_and_fixe
     assert result.returncode == 2, result.stderr
     assert "BrokenProcessPool" not in result.stderr and "Traceback" not in result.stderr
     (crash,) = [line for line in result.stdout.splitlines() if "PH903" in line]
-    assert crash.startswith("deep.py:1:1: PH903 The checker process was killed by SIG")
+    assert crash.startswith("deep.py:1:1: PH903 error The checker process was killed by SIG")
     assert "Found 21 errors (20 fixed, 1 remaining)." in result.stdout
     assert "Fixed 20 errors:" in result.stdout
     for number in range(20):
@@ -107,7 +107,7 @@ def test_nesting_past_the_limit_is_reported_where_it_is_and_not_parsed(tmp_path)
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stdout.splitlines() if ": PH" in line]
     assert lines[0].startswith("a.py:2:7: PH001")
-    assert lines[1] == "deep.py:3:205: PH902 Brackets nest deeper than 200 levels here (`max-nesting`): the file was not checked"
+    assert lines[1] == "deep.py:3:205: PH902 error Brackets nest deeper than 200 levels here (`max-nesting`): the file was not checked"
 
 
 def test_the_nesting_limit_is_a_setting_and_counts_real_brackets_only(tmp_path):
@@ -116,7 +116,7 @@ def test_the_nesting_limit_is_a_setting_and_counts_real_brackets_only(tmp_path):
     write(tmp_path / "deep.py", "import torch\nx = f((((1))))\n")
     result = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert result.returncode == 2
-    assert [line.split(" Brackets")[0] for line in result.stdout.splitlines() if "PH902" in line] == ["deep.py:2:9: PH902"]
+    assert [line.split(" Brackets")[0] for line in result.stdout.splitlines() if "PH902" in line] == ["deep.py:2:9: PH902 error"]
 
 
 def test_a_file_over_the_size_limit_is_reported_and_a_file_never_parsed_is_not(tmp_path):
@@ -127,7 +127,7 @@ def test_a_file_over_the_size_limit_is_reported_and_a_file_never_parsed_is_not(t
     result = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert result.returncode == 2
     limits = [line for line in result.stdout.splitlines() if "PH902" in line]
-    assert limits == [f"big.py:1:1: PH902 The file is {len(HAZARD) + 2000:,} bytes, over the limit of 1,000 (`max-file-size`): it was not checked"]
+    assert limits == [f"big.py:1:1: PH902 error The file is {len(HAZARD) + 2000:,} bytes, over the limit of 1,000 (`max-file-size`): it was not checked"]
     assert "a.py:2:7: PH001" in result.stdout
 
 

@@ -102,3 +102,66 @@ def test_evidence_in_one_module_settles_a_finding_in_another(tmp_path):
     result = run_cli("check", "--no-cache", "--exit-zero", "--output-format", "json", ".", cwd=copy)
     (moe,) = [d for d in json.loads(result.stdout) if d["filename"].endswith("moe.py")]
     assert moe["severity"] == "warning" and "launch.py" not in moe["message"]
+
+
+def _write(root, files):
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+ROUTER = (
+    "import torch\n"
+    "def expert_load(hidden, ids, n):\n"
+    "    load = torch.zeros(n, dtype=hidden.dtype)\n"
+    "    for chunk in ids:\n"
+    "        load += torch.bincount(chunk, minlength=n)\n"
+    "    return load\n"
+)
+
+
+def _router_severity(root) -> tuple[str, str]:
+    result = run_cli("check", "--no-cache", "--exit-zero", "--output-format", "json", ".", cwd=root)
+    (found,) = [d for d in json.loads(result.stdout) if d["filename"].endswith("router.py")]
+    return found["severity"], found["message"]
+
+
+def test_evidence_reaches_the_code_that_runs_alongside_it(tmp_path):
+    # the script imports the router and the helper that casts: they run together
+    _write(tmp_path, {
+        "net/__init__.py": "",
+        "net/router.py": ROUTER,
+        "net/precision.py": "def to_bf16(model):\n    return model.bfloat16()\n",
+        "train.py": "from net.router import expert_load\nfrom net.precision import to_bf16\n",
+    })  # fmt: skip
+    severity, message = _router_severity(tmp_path)
+    assert severity == "error" and "net/precision.py:2" in message
+
+
+def test_evidence_in_an_unrelated_script_or_test_stays_there(tmp_path):
+    # a benchmark's cast and a test's autocast never run with the router's code
+    _write(tmp_path, {
+        "net/__init__.py": "",
+        "net/router.py": ROUTER,
+        "benchmarks/bench_half.py": "def run(model):\n    return model.half()\n",
+        "tests/test_amp.py": "import torch\ndef test_amp(model, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        model(x)\n",
+    })  # fmt: skip
+    severity, message = _router_severity(tmp_path)
+    assert severity == "warning" and "bench_half" not in message
+    # once the test imports the router, its autocast and the router run together;
+    # a bfloat16 autocast region is not a whole-model cast, so the width stays the run's
+    (tmp_path / "tests/test_amp.py").write_text("import torch\nfrom net.router import expert_load\n" + (tmp_path / "tests/test_amp.py").read_text().split("\n", 1)[1])
+    (tmp_path / "benchmarks/bench_half.py").write_text("from net import router\ndef run(model):\n    return model.half()\n")
+    severity, message = _router_severity(tmp_path)
+    assert severity == "error" and "benchmarks/bench_half.py:3" in message
+
+
+def test_evidence_reaches_the_modules_of_its_own_package_folder(tmp_path):
+    # the package's training step is handed the model: nothing imports both, one folder holds them
+    _write(tmp_path, {
+        "net/__init__.py": "",
+        "net/router.py": ROUTER,
+        "net/step.py": "def prepare(model):\n    return model.bfloat16()\n",
+    })  # fmt: skip
+    severity, message = _router_severity(tmp_path)
+    assert severity == "error" and "net/step.py:2" in message

@@ -63,7 +63,7 @@ def test_check_positions_in_bom_file(tmp_path):
     target.write_bytes(b"\xef\xbb\xbf" + HAZARD.encode("utf-8"))
     result = cli(tmp_path, "check", "--no-cache", "--output-format", "concise", "a.py")
     assert result.returncode == 1
-    assert "a.py:2:7: PH001 [*]" in result.stdout
+    assert "a.py:2:7: PH001 error [*]" in result.stdout
 
 
 def test_fix_keeps_latin1_coding_cookie_encoding(tmp_path):
@@ -150,7 +150,7 @@ def test_many_files_checked(tmp_path):
     assert result.returncode == 1
     lines = [line for line in result.stdout.splitlines() if ": PH001 " in line]
     expected = sorted(
-        f"{name}:3:11: PH001 `acc`" if text == UNSAFE else f"{name}:2:7: PH001 [*] `acc`"
+        f"{name}:3:11: PH001 error `acc`" if text == UNSAFE else f"{name}:2:7: PH001 error [*] `acc`"
         for name, text in files.items()
         if text != HAZARD_FIXED
     )

@@ -60,6 +60,18 @@ def test_action_annotates_only_the_pull_requests_lines(tmp_path, repo_root):
     assert text.startswith("## precision-lint") and "added.py" in text and "legacy.py" not in text
 
 
+def test_action_measures_from_the_merge_base_when_the_base_branch_moved_on(tmp_path, repo_root):
+    work = pull_request(tmp_path)
+    origin = tmp_path / "origin"
+    # main moves on after the branch: legacy.py is rewritten there, not in the PR
+    (origin / "legacy.py").write_text("# moved\n" + OLD.replace("acc", "total"))
+    git(origin, "commit", "-qam", "main moves on")
+    result, _ = run_action(work, tmp_path, repo_root)
+    assert result.returncode == 1, result.stderr
+    annotations = [line for line in result.stdout.splitlines() if line.startswith("::")]
+    assert [a.split(",")[1] for a in annotations] == ["file=added.py"]
+
+
 def test_action_writes_sarif_with_every_finding(tmp_path, repo_root):
     work = pull_request(tmp_path)
     sarif_path = tmp_path / "out" / "precision-lint.sarif"

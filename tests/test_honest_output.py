@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import HAZARD, run_cli
-from precision_lint.cli import _only_changed
+from precision_lint.commands import _only_changed
 from precision_lint.diagnostics import Location
 from precision_lint.failures import IO_ERROR, failure
 from precision_lint.runner import Job, run_jobs
@@ -30,7 +30,7 @@ def test_an_undecodable_file_is_a_finding_with_its_position_and_never_all_checks
     assert result.returncode == 2
     assert "All checks passed!" not in result.stdout
     assert result.stdout.splitlines()[0] == (
-        "bad.py:3:6: PH901 Cannot decode the file: 'utf-8' codec can't decode byte 0xff in position 24: invalid start byte"
+        "bad.py:3:6: PH901 error Cannot decode the file: 'utf-8' codec can't decode byte 0xff in position 24: invalid start byte"
     )
     assert "1 file was not fully checked or fixed (PH9xx above)." in result.stdout
 
@@ -39,7 +39,7 @@ def test_an_unknown_coding_cookie_is_reported_on_its_line(tmp_path):
     (tmp_path / "a.py").write_bytes(b"#!/usr/bin/env python\n# -*- coding: no-such-codec -*-\nimport torch\n")
     result = run_cli("check", "--no-cache", "--output-format", "concise", "a.py", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stdout.startswith("a.py:2:1: PH901 Cannot decode the file: unknown encoding")
+    assert result.stdout.startswith("a.py:2:1: PH901 error Cannot decode the file: unknown encoding")
 
 
 def test_an_unreadable_file_is_a_finding(tmp_path):
@@ -121,7 +121,7 @@ def test_stdin_over_a_limit_is_reported(tmp_path):
     write(tmp_path / "pyproject.toml", "[tool.precision-lint]\nmax-file-size = 10\n")
     result = run_cli("check", "--stdin-filename", "a.py", "-", cwd=tmp_path, stdin=HAZARD)
     assert result.returncode == 2
-    assert f"a.py:1:1: PH902 The file is {len(HAZARD.encode())} bytes, over the limit of 10" in result.stdout
+    assert f"a.py:1:1: PH902 error The file is {len(HAZARD.encode())} bytes, over the limit of 10" in result.stdout
 
 
 def test_a_folder_that_cannot_be_listed_is_a_finding(tmp_path, monkeypatch):
@@ -165,7 +165,7 @@ os.scandir = scandir
     result = run_patched_cli(patch, "check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert result.returncode == 2
     assert "All checks passed!" not in result.stdout
-    assert "locked:1:1: PH901 Cannot list the folder: Permission denied; the files in it were not checked" in result.stdout
+    assert "locked:1:1: PH901 error Cannot list the folder: Permission denied; the files in it were not checked" in result.stdout
 
 
 def test_a_nul_byte_inside_a_string_is_a_syntax_error_not_a_crash():

@@ -78,6 +78,23 @@ def test_a_cached_run_follows_a_change_in_a_helper_module(lm, tmp_path):
     assert _found(lm, *cache, ".") == {("lm/moe.py", 7, "PH001")}
 
 
+def test_each_folders_config_selects_the_rules_not_what_the_analysis_sees(lm, tmp_path):
+    # lm/ ignores PH003 in sync.py and does not check lm/metrics/, which has a config of its
+    # own: the helpers there are still read for what they return, and the messages say so
+    (lm / "lm" / "precision-lint.toml").write_text("extend-exclude = ['metrics/']\nper-file-ignores = { 'sync.py' = ['PH003'] }\n")
+    (lm / "lm" / "metrics" / "pyproject.toml").write_text("[tool.precision-lint]\nselect = ['PH003']\n")
+    expected = _expected(lm) - {("lm/sync.py", 8, "PH003")}
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    for args in (["--no-cache"], cache, cache):  # and the same from the cache
+        assert _found(lm, *args, ".") == expected
+    result = run_cli("check", "--no-cache", "--exit-zero", "--output-format", "json", "lm/sync.py", "lm/eval_loop.py", cwd=lm)
+    messages = {(_relative(d["filename"], lm), d["location"]["row"]): d["message"] for d in json.loads(result.stdout)}
+    assert sorted(messages) == [("lm/eval_loop.py", 11), ("lm/eval_loop.py", 20)]
+    assert "counts from `tokens.count_targets()` (lm/metrics/tokens.py:8)" in messages[("lm/eval_loop.py", 11)]
+    # with no config read, everything is checked again
+    assert _found(lm, "--no-cache", "--isolated", ".") == _expected(lm)
+
+
 def test_fix_across_modules_converges(lm):
     result = run_cli("check", "--no-cache", "--fix", ".", cwd=lm)
     assert result.returncode == 1  # the PH003 finding has no fix and remains

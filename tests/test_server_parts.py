@@ -126,6 +126,30 @@ def test_settings_match_what_the_cli_reports(tmp_path):
         assert "PH201" in settings.codes and settings.unfixable == frozenset({"PH005"})
 
 
+def test_settings_follow_each_files_nearest_config_as_the_cli_does(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.precision-lint]\nextend-select = ['PH201']\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    nested = tmp_path / "tests" / "precision-lint.toml"
+    nested.write_text("extend = '../pyproject.toml'\nignore = ['PH001']\n", encoding="utf-8")
+    in_tests = resolve_settings(tmp_path / "tests" / "t.py", tmp_path, EditorOptions())
+    assert "PH001" not in in_tests.codes and "PH201" in in_tests.codes
+    assert in_tests.sources == (nested, tmp_path / "pyproject.toml")
+    assert "PH001" in resolve_settings(tmp_path / "src" / "a.py", tmp_path, EditorOptions()).codes
+
+
+def test_an_edit_to_an_extended_config_is_noticed(tmp_path):
+    from precision_lint.server.settings import SettingsCache
+
+    base = tmp_path / "pyproject.toml"
+    base.write_text("[tool.precision-lint]\nignore = []\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "precision-lint.toml").write_text("extend = '../pyproject.toml'\n", encoding="utf-8")
+    cache = SettingsCache(tmp_path, EditorOptions())
+    assert "PH001" in cache.for_path(tmp_path / "sub" / "train.py").codes
+    base.write_text("[tool.precision-lint]\nignore = ['PH001', 'PH002']\n", encoding="utf-8")
+    assert "PH001" not in cache.for_path(tmp_path / "sub" / "train.py").codes
+
+
 def test_excluded_files_are_not_checked(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.precision-lint]\nextend-exclude = ["generated"]\n', encoding="utf-8")
     assert resolve_settings(tmp_path / "generated" / "x.py", tmp_path, EditorOptions()).excluded

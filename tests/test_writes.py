@@ -59,7 +59,7 @@ def test_an_encoding_that_does_not_round_trip_is_refused(tmp_path):
     result = run_cli("check", "--fix", "--no-cache", "--output-format", "concise", "a.py", cwd=tmp_path)
     assert result.returncode == 2
     assert target.read_bytes() == original
-    assert "a.py:1:1: PH901 The fixes were not written: its cp932 text does not re-encode to the same bytes" in result.stdout
+    assert "a.py:1:1: PH901 error The fixes were not written: its cp932 text does not re-encode to the same bytes" in result.stdout
     assert "a.py:4:7: PH001" in result.stdout  # the finding stands
 
 
@@ -108,7 +108,7 @@ runner.write_in_place = refuse
 """
     result = run_patched_cli(patch, "check", "--fix", "--output-format", "concise", "a.py", cwd=tmp_path)
     assert result.returncode == 2
-    assert "a.py:2:7: PH001 [*]" in result.stdout and "a.py:1:1: PH901 Cannot write the fixed file" in result.stdout
+    assert "a.py:2:7: PH001 error [*]" in result.stdout and "a.py:1:1: PH901 error Cannot write the fixed file" in result.stdout
     assert "Found 2 errors (0 fixed, 2 remaining)." in result.stdout
 
 

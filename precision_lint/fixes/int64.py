@@ -16,6 +16,7 @@ from ..model.dtypes import CONVERSION_METHODS, LEGACY_TENSOR_TYPES, NUMPY_DTYPES
 from ..model.expressions import find_arg
 from ..model.imports import ImportMap, dotted_name
 from ..rule import NodeEdit
+from .imports import spell_int64
 
 
 @dataclass(frozen=True)
@@ -28,24 +29,26 @@ class NoRewrite(Exception):
     """The creation cannot be rewritten; the message says why."""
 
 
-def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap) -> Int64Rewrite:
+def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap, module_name: str = "") -> Int64Rewrite:
+    """`module_name` (the module's dotted name) tells its own package's imports from
+    third-party ones when `import torch` must be added (fixes/imports.py)."""
     if isinstance(node, cst.Float):
         return Int64Rewrite((NodeEdit(node, _whole_number(node)),), f"Start from `{_whole_number(node)}`")
     if not isinstance(node, cst.Call):
         raise NoRewrite("the accumulator is not created by a call we can rewrite")
-    conversion = _conversion_rewrite(node, imports, module)
+    conversion = _conversion_rewrite(node, imports, module, module_name)
     if conversion is not None:
         return conversion
     numpy = _numpy_rewrite(node, imports)
     if numpy is not None:
         return numpy
-    alias, import_edits = _torch_module(imports, module.default_newline)
     qualified = imports.qualify_dotted(dotted_name(node.func))
     if qualified is not None:
-        module_name, _, attr = qualified.rpartition(".")
-        if module_name in api.LEGACY_CONSTRUCTOR_MODULES and attr in LEGACY_TENSOR_TYPES:
-            constructor = f"{alias}{module_name[len('torch'):]}.LongTensor"
-            edits = (NodeEdit(node.func, constructor), *_whole_data(node.args, 0), *import_edits)
+        owner, _, attr = qualified.rpartition(".")
+        if owner in api.LEGACY_CONSTRUCTOR_MODULES and attr in LEGACY_TENSOR_TYPES:
+            spelling = _torch_spelling(module, imports, module_name, need_module=True)
+            constructor = f"{spelling.module}{owner[len('torch'):]}.LongTensor"
+            edits = (NodeEdit(node.func, constructor), *_whole_data(node.args, 0), *spelling.edits)
             return Int64Rewrite(edits, f"Use `{constructor}`")
     is_new_method = isinstance(node.func, cst.Attribute) and node.func.attr.value in api.NEW_METHODS
     if qualified not in api.FACTORY_FUNCTIONS and qualified not in api.LIKE_FACTORIES and not is_new_method:
@@ -55,8 +58,9 @@ def int64_rewrite(node: cst.CSTNode, module: cst.Module, imports: ImportMap) -> 
         data_edits = _whole_data(node.args, 0, "data")
     elif qualified in ("torch.full", "torch.full_like") or (is_new_method and node.func.attr.value == "new_full"):
         data_edits = _whole_data(node.args, 1, "fill_value")
-    dtype_text = f"{alias}.int64"
-    edits = (*data_edits, _dtype_edit(node, dtype_text), *import_edits)
+    spelling = _torch_spelling(module, imports, module_name)
+    dtype_text = spelling.dtype
+    edits = (*data_edits, _dtype_edit(node, dtype_text), *spelling.edits)
     return Int64Rewrite(edits, f"Use `dtype={dtype_text}`")
 
 
@@ -78,7 +82,7 @@ def _numpy_rewrite(node: cst.Call, imports: ImportMap) -> Int64Rewrite | None:
     return None
 
 
-def _conversion_rewrite(node: cst.Call, imports: ImportMap, module: cst.Module) -> Int64Rewrite | None:
+def _conversion_rewrite(node: cst.Call, imports: ImportMap, module: cst.Module, module_name: str) -> Int64Rewrite | None:
     """`torch.zeros(1).half()` -> `.long()`; `.to(torch.bfloat16)` -> `.to(torch.int64)`."""
     func = node.func
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)):
@@ -88,19 +92,19 @@ def _conversion_rewrite(node: cst.Call, imports: ImportMap, module: cst.Module) 
     if func.attr.value in ("to", "type"):
         dtype_args = [a for a in node.args if dtype_from_qualified_name(imports.qualify_dotted(dotted_name(a.value)))]
         if len(dtype_args) == 1:
-            alias, import_edits = _torch_module(imports, module.default_newline)
-            return Int64Rewrite((NodeEdit(dtype_args[0].value, f"{alias}.int64"), *import_edits), f"Convert to `{alias}.int64`")
+            spelling = _torch_spelling(module, imports, module_name)
+            return Int64Rewrite(
+                (NodeEdit(dtype_args[0].value, spelling.dtype), *spelling.edits), f"Convert to `{spelling.dtype}`"
+            )
     return None
 
 
-def _torch_module(imports: ImportMap, newline: str) -> tuple[str, tuple[NodeEdit, ...]]:
-    """How to spell the torch module here, and the import to add if it is not bound."""
-    alias = imports.torch_alias()
-    if alias is not None:
-        return alias, ()
-    if imports.first_import is None:
+def _torch_spelling(module: cst.Module, imports: ImportMap, module_name: str, need_module: bool = False):
+    """How to write torch's int64 here, and the import to add (sorted as isort would)."""
+    spelling = spell_int64(module, imports, module_name, need_module)
+    if spelling is None:
         raise NoRewrite("the module binds no name for `torch` to write `torch.int64` with")
-    return "torch", (NodeEdit(imports.first_import, f"import torch{newline}", where="line_start"),)
+    return spelling
 
 
 def _whole_number(node: cst.Float) -> str:

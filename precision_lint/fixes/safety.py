@@ -30,7 +30,7 @@ def int64_fix(accumulator: Accumulator, model: SemanticModel, name: str) -> FixD
     if accumulator.creation.remote is not None:
         return FixDecision(None, f"No fix here: `{name}` is made by {accumulator.creation.remote}; make it int64 there.", None)
     try:
-        rewrite = int64_rewrite(accumulator.creation.node, model.module, model.imports)
+        rewrite = int64_rewrite(accumulator.creation.node, model.module, model.imports, model.module_name)
     except NoRewrite as reason:
         return FixDecision(None, f"No fix: {reason}.", None)
     floated = next((a for a in accumulator.adds if a.kind is AddendKind.COUNT and model.value_of(a.addend).is_floating), None)

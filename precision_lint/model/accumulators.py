@@ -40,6 +40,9 @@ class Add:
     length: bool = False
     # a literal whole number (`step += 1`): a step counter's add
     step: bool = False
+    # run more than once: in a loop, or on a place that outlives the call
+    # (`self.step += 1`, `state["step"] += 1`); a local `+= 1` outside a loop is a flag
+    repeated: bool = True
 
     @property
     def adds_count_to_float(self) -> bool:
@@ -76,7 +79,7 @@ class Accumulator:
         project can run it in half precision)."""
         if not self.creation.scalar or any(add.kind is AddendKind.FLOATING for add in self.adds):
             return []  # a map's `+= 1` (views covering each pixel) counts overlaps, not steps
-        return [add for add in self.adds if add.step and add.dtype_after in HALF_DTYPES + (FLOAT32,)]
+        return [add for add in self.adds if add.step and add.repeated and add.dtype_after in HALF_DTYPES + (FLOAT32,)]
 
     def worst_use(self) -> Use | None:
         worst = None

@@ -31,6 +31,8 @@ _NOT_PROJECT = ("torch.", "builtins.", "numpy.", "math.", "logging.")
 class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     """Shared state of one scope's interpretation (see interpreter.ScopeInterpreter)."""
 
+    loop_depth = 0  # loops around the expression (the scope interpreter counts them)
+
     def __init__(
         self,
         imports: ImportMap,
@@ -274,7 +276,9 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         if not casts_positions(operands):
             return
         region = self.autocast_regions[-1] if self.autocast_regions else None
-        if region is not False:
+        # in no region here, it runs under autocast when its caller does: a layer's
+        # forward does, a test's or a script's own function is no layer's
+        if region is True or (region is None and self.in_module):
             self.autocast_uses.append(AutocastUse(node, region))
 
     # -- calls -----------------------------------------------------------------
@@ -350,8 +354,9 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
                 dtype_after = result.dtype if result.is_tensor and result.dtype is not None else (
                     _dtype_after(creation, target, addend, operator, in_place)
                 )
+                repeated = self.loop_depth > 0 or not _local_name_target(statement)
                 self.log.record_add(
-                    creation, Add(statement, addend_node, kind, dtype_after, addend.length, _is_step(addend_node))
+                    creation, Add(statement, addend_node, kind, dtype_after, addend.length, _is_step(addend_node), repeated)
                 )
         self.consume(addend, addend_node, Effect.ESCAPES, "added into another tensor")
         return result
@@ -396,6 +401,15 @@ def _dtype_after(creation: Creation, target: Value, addend: Value, operator, in_
         made = Value.tensor(creation.dtype)
         return creation.dtype if in_place else arithmetic(operator, made, addend).dtype
     return None
+
+
+def _local_name_target(statement: cst.CSTNode) -> bool:
+    """`n += 1` or `n = n + 1`: an add into a plain local name."""
+    if isinstance(statement, cst.AugAssign):
+        return isinstance(statement.target, cst.Name)
+    if isinstance(statement, cst.Assign):
+        return all(isinstance(t.target, cst.Name) for t in statement.targets)
+    return False
 
 
 def _is_step(node: cst.BaseExpression) -> bool:

@@ -137,14 +137,19 @@ def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: b
     return Value.tensor(None, zero_dim)
 
 
-def cumulative(source: Value, site: int) -> Value:
+def cumulative(source: Value, site: int, dtype_given: bool = False, dtype: DType | None = None) -> Value:
     """`mask.cumsum(-1)`: running counts (position ids from an attention mask), in
-    int64 for an integer or bool source, in the source's float dtype otherwise."""
+    int64 for an integer or bool source, in the source's float dtype otherwise;
+    `cumsum(dim, dtype=torch.float32)` makes them that dtype."""
+    if dtype_given:
+        if dtype is None:
+            return Value.tensor(None, False)
+        source = replace(source, kind=Kind.TENSOR, dtype=dtype, dtype_source=None)
     if not (source.mask or source.count):
         return Value.tensor(source.dtype if source.is_tensor else None, False)
     if source.is_floating:
         return replace(Value.tensor(source.dtype, False, positions=True), float_count=site, dtype_source=source.dtype_source)
-    return Value.tensor(INT64, False, count=True, positions=True)
+    return Value.tensor(source.dtype if dtype_given else INT64, False, count=True, positions=True)
 
 
 def convert(source: Value, dtype: DType | None, site: int = 0, dtype_source: str | None = None) -> Value:
@@ -160,7 +165,8 @@ def convert(source: Value, dtype: DType | None, site: int = 0, dtype_source: str
         Kind.TENSOR,
         dtype,
         source.zero_dim,
-        count=source.count and integral,
+        # a float count made integral again (`mask.float().sum().long()`) is a count
+        count=(source.count or bool(source.float_count)) and integral,
         mask=source.mask,
         positions=source.positions,
         float_count=float_count,

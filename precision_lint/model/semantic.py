@@ -375,10 +375,12 @@ def _summary(info: FunctionInfo, returns: Value) -> FunctionSummary:
 
 
 def _takes_call_site_values(info: FunctionInfo) -> bool:
-    """Functions and private methods: a public method is also called through
-    receivers we cannot name (other modules, users), so what this module passes it
-    is not all it gets."""
-    return info.owner is None or (info.name.startswith("_") and not info.name.startswith("__"))
+    """Functions, static methods (called by their class's name) and private
+    methods: a public method is also called through receivers we cannot name (other
+    modules, users), so what this module passes it is not all it gets."""
+    if info.owner is None or not info.receives_self:
+        return True
+    return info.name.startswith("_") and not info.name.startswith("__")
 
 
 def build_model(

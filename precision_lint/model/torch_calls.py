@@ -10,7 +10,7 @@ import libcst as cst
 
 from . import torch_api as api
 from .accumulators import Effect
-from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
+from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT32, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
 from .operations import (
     all_lengths,
     cumulative,
@@ -90,7 +90,7 @@ class TorchCalls:
             return Value.tuple_of(grids) if grids and len(grids) == len(ranges) else Value.tensor(None)
         if qualified in api.CUMULATIVE_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
-            return cumulative(values[0] if values else UNKNOWN, id(node))
+            return cumulative(values[0] if values else UNKNOWN, id(node), *self._dtype_arg(node, values))
         if qualified in ("torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.flatten"):
             self._consume_args(node, values, Effect.SAFE, f"read by {qualified}()")
             dtype = values[0].dtype if qualified.endswith(("masked_select", "flatten")) and values else INT64
@@ -125,7 +125,7 @@ class TorchCalls:
             if not present:
                 floats = any(v.kind is Kind.PY_FLOAT or v.is_floating for a, v in zip(node.args, values) if a.keyword is None)
                 dtype = DEFAULT_FLOAT if floats else INT64
-            return Value.tensor(dtype, False, positions=True)
+            return Value.tensor(dtype, False, positions=not _exponent_range(node))
         if qualified in api.REDUCING_COLLECTIVES:
             return self._collective(node, values, env)
         if qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate"):
@@ -283,9 +283,9 @@ class TorchCalls:
         if not isinstance(container, (cst.List, cst.Tuple)):
             return False, None
         elements = [v for e in container.elements if (v := self.values.get(id(e.value))) is not None]
-        # only counts: positions, masks, literal zeros and bit patterns packed with a float
-        # are not (positions fail later as an index)
-        has_count = any(v.count for v in elements)
+        # counts, and int32/int64 tensors that are neither positions (they fail later as
+        # an index), masks nor bit patterns (uint8, int16 views)
+        has_count = any(v.count or (v.is_tensor and v.dtype in (INT32, INT64) and not (v.positions or v.mask)) for v in elements)
         floats = [v for v in elements if v.is_floating and not v.count]
         if not (has_count and floats):
             return False, None
@@ -448,7 +448,7 @@ class TorchCalls:
             made = Value.tensor(dtype, None, mask=method in api.ONES, origins=frozenset({creation}))
             return made.with_source(source)
         if method in api.CUMULATIVE_METHODS:
-            return cumulative(receiver, id(node))
+            return cumulative(receiver, id(node), *self._dtype_arg(node, values))
         if method in ("masked_fill", "where") and receiver.mask and node.args and _zero_or_one(node.args[-1].value):
             return receiver  # 0/1 values filled with 0 or 1 stay 0/1: still counted by a sum
         if method in api.SUM_METHODS:
@@ -517,3 +517,10 @@ class TorchCalls:
             return False
         first = self.values.get(id(rows.args[0].value))
         return first is not None and first.length and int_literal(rows.args[1].value) == -1
+
+
+def _exponent_range(arange: cst.Call) -> bool:
+    """`torch.arange(0, dim, 2)`: the even indices below a head dimension, the
+    exponents of rotary frequencies, not positions along a sequence."""
+    bounds = [int_literal(a.value) for a in arange.args if a.keyword is None]
+    return len(bounds) == 3 and bounds[0] == 0 and bounds[2] is not None and bounds[2] >= 2

@@ -33,7 +33,15 @@ def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[
     finally:
         if cache is not None:
             cache.save()  # what was checked before an interruption stays cached
-    return [replace(report, diagnostics=resolve(report.diagnostics, index.facts)) for report in reports]
+    return [replace(report, diagnostics=resolve(report.diagnostics, index.facts_for(report.path))) for report in reports]
+
+
+def check_unsettled(jobs: list[Job], runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> tuple[list[FileReport], ProjectIndex]:
+    """Like run_project (no cache, no fixes), but the diagnostics are left unsettled
+    and the index is returned: `verify` settles each finding itself, keeps what it
+    depended on (its conditions, the project's evidence) and builds each module's
+    model again with the same slice of the index."""
+    return _settle([replace(job, project=None) for job in jobs], None, runner)
 
 
 def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIndex]:

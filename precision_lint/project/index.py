@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_arguments_from, join_bindings
 from ..model.values import UNKNOWN, Value
+from .imports import ImportGraph
 from .portable import summary_from_data, value_from_data, value_to_data
 
 # how many re-exports a name may pass through (`pkg/__init__.py` -> `pkg/core.py` ...)
@@ -25,7 +26,8 @@ class ProjectIndex:
         self.modules: dict[str, dict[str, Any]] = {}
         ambiguous: set[str] = set()
         evidence: list[Evidence] = []
-        for summary in summaries:
+        everything = list(summaries)
+        for summary in everything:
             name = summary["module"]
             if name in self.modules and self.modules[name]["path"] != summary["path"]:
                 ambiguous.add(name)  # two scripts called train.py: neither is `train`
@@ -34,6 +36,7 @@ class ProjectIndex:
         for name in ambiguous:
             del self.modules[name]
         self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
+        self.imports = ImportGraph(everything, self.modules, self.module_of)
         self._params: dict[str, list[dict[str, Value]]] | None = None
         self._opaque: set[str] = set()
 
@@ -62,18 +65,25 @@ class ProjectIndex:
                 return ".".join(parts[:cut])
         return None
 
+    def facts_for(self, path: str) -> ProjectFacts:
+        """The evidence that can concern one file: what a module shows about running
+        the model reaches only the code run alongside it (see ImportGraph)."""
+        return ProjectFacts([e for e in self.facts.evidence if self.imports.run_together(_path_of(e), path)])
+
     # -- arguments -----------------------------------------------------------------------
     def param_values(self, canonical: str) -> dict[str, Value]:
         """What the project's calls pass to a module-level function: the join over
         every call site; every parameter unknown once one call passes nothing known
         (or `*args`). Methods are called through receivers we cannot always name, so
-        they get nothing from other modules."""
+        they get nothing from other modules; static methods are called by name."""
         if self._params is None:
             self._bind_all_calls()
         assert self._params is not None
         located = self.locate(canonical)
-        if located is None or located[0] != "function" or self._is_method(canonical):
+        if located is None or located[0] != "function":
             return {}
+        if self._is_method(canonical) and located[2]["self"]:
+            return {}  # a static method is called by its class's name: its sites are seen
         if canonical in self._opaque:
             return {name: UNKNOWN for name in located[2]["params"]}
         sites = self._params.get(canonical)
@@ -136,6 +146,10 @@ class ProjectIndex:
 
     def fingerprint(self, key: str) -> str:
         return fingerprint(key, self.answer(key))
+
+
+def _path_of(evidence: Evidence) -> str:
+    return evidence.where.rpartition(":")[0]
 
 
 def fingerprint(key: str, answer: Any) -> str:

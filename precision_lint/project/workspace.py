@@ -33,7 +33,8 @@ class WorkspaceProject:
         result = first
         if any(index.fingerprint(key) != seen for key, seen in first.dependencies.items()):
             result = check_module(text, filename, codes, project=index.slice_for(first.dependencies))
-        return resolve(result.diagnostics, index.facts)
+        facts = index.facts_for(first.summary["path"]) if first.summary is not None else index.facts
+        return resolve(result.diagnostics, facts)
 
     def _imported(self, dependencies: dict[str, str], filename: str, known: set[str]) -> list[dict]:
         identity = identify(filename)

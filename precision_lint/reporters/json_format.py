@@ -1,5 +1,6 @@
-"""`--output-format json`: Ruff's JSON shape (1-based rows and columns), plus our
-`severity`, `related` and `note`."""
+"""`--output-format json`: Ruff's JSON shape (1-based rows and columns; in a
+notebook, `cell` and rows within it), plus our `severity`, `related` and `note`;
+`url` is the rule's page (rule_pages.py), null when the package names none."""
 from __future__ import annotations
 
 import json
@@ -7,6 +8,7 @@ import os
 from typing import TextIO
 
 from ..diagnostics import Diagnostic, Location
+from ..rule_pages import rule_url
 
 
 def _location(location: Location) -> dict:
@@ -25,7 +27,7 @@ def as_dict(diagnostic: Diagnostic) -> dict:
             "message": diagnostic.fix.message,
         }
     return {
-        "cell": None,
+        "cell": diagnostic.cell,
         "code": diagnostic.code,
         "end_location": _location(diagnostic.end_location),
         "filename": os.path.abspath(diagnostic.filename),
@@ -37,13 +39,18 @@ def as_dict(diagnostic: Diagnostic) -> dict:
         "note": diagnostic.note,
         "related": [
             {"message": r.message, "location": _location(r.location), "end_location": _location(r.end_location)}
+            | ({"cell": r.cell} if r.cell is not None else {})
             for r in diagnostic.related
         ],
         "severity": diagnostic.severity.value,
-        "url": diagnostic.url,
+        "url": diagnostic.url or rule_url(diagnostic.code),
     }
 
 
 def write_json(diagnostics: list[Diagnostic], out: TextIO) -> None:
-    json.dump([as_dict(d) for d in diagnostics], out, indent=2, ensure_ascii=False)
+    write_document([as_dict(d) for d in diagnostics], out)
+
+
+def write_document(document, out: TextIO) -> None:
+    json.dump(document, out, indent=2, ensure_ascii=False)
     out.write("\n")

@@ -12,7 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Mapping, TextIO
 
-from ..diagnostics import Applicability, Diagnostic, Severity
+from ..diagnostics import Applicability, Diagnostic
+from .counts import errors_and_warnings
 from .github import relative_path
 
 HEADING = "## precision-lint"
@@ -82,15 +83,10 @@ def write(
         ((relative_path(d.filename, root), d) for d in diagnostics),
         key=lambda item: (item[0], item[1].location, item[1].code or ""),
     )
-    errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
-    warnings = len(diagnostics) - errors
     files = len({path for path, _ in rows})
     safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE)
     unsafe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
-    line = (
-        f"Found **{_plural(len(diagnostics), 'finding')}** "
-        f"({_plural(errors, 'error')}, {_plural(warnings, 'warning')}) in {_plural(files, 'file')}."
-    )
+    line = f"Found **{errors_and_warnings(diagnostics)}** in {_plural(files, 'file')}."
     if safe:
         line += f" {safe} fixable with `--fix`."
     if unsafe:

@@ -12,14 +12,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import Diagnostic, Fix, Location, Severity
 from ..registry import all_rules
-from ..rule import Rule
+from ..rule_pages import rule_url
 from .github import relative_path
+
+if TYPE_CHECKING:
+    from ..rule import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/precision-lint/"
@@ -46,7 +49,7 @@ def rule_descriptor(rule: type[Rule]) -> dict:
         tags = ["maintainability", "suppression"]
     else:
         tags = ["correctness", "numerical-precision"]
-    return {
+    descriptor = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
@@ -55,6 +58,10 @@ def rule_descriptor(rule: type[Rule]) -> dict:
         "defaultConfiguration": {"level": _level(rule.default_severity)},
         "properties": {"tags": tags, "fixAvailability": rule.fix_availability.value},
     }
+    url = rule_url(rule.code)
+    if url is not None:  # only a real page: SARIF viewers show it as "learn more"
+        descriptor["helpUri"] = url
+    return descriptor
 
 
 def _region(start: Location, end: Location) -> dict:

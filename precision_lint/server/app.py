@@ -19,7 +19,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
-from ..config import ConfigError
+from ..config import CONFIG_NAMES, ConfigError
 from ..fixer import applicable
 from .actions import FIX_ALL, QUICK_FIX, Target, fix_all_action, fix_all_edit, kind_requested, quick_fixes
 from .checking import CheckRequest, CheckResult, check_document
@@ -31,7 +31,7 @@ from .scheduler import CheckScheduler
 from .settings import EditorOptions, SettingsCache
 
 log = logging.getLogger(__name__)
-CONFIG_FILES = ("pyproject.toml",)
+CONFIG_FILES = CONFIG_NAMES  # pyproject.toml, precision-lint.toml, .precision-lint.toml
 # checks run here, never on the protocol thread; two so one slow file holds up no other
 CHECK_WORKERS = 2
 

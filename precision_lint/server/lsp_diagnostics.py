@@ -2,42 +2,23 @@
 related places (the adds, the collectives, the use that decided the fix)."""
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import metadata
-
 from lsprotocol import types
 
 from ..diagnostics import Diagnostic, Location, Severity
+from ..rule_pages import installed_project_urls, rule_url
 from .positions import PositionMap
 
 SOURCE = "precision-lint"
 _SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning}
-# [project.urls] labels that name the repository holding docs/rules/, best first
-_REPOSITORY_LABELS = ("repository", "source", "source code", "code", "homepage")
-
-
 def rule_page_url(code: str, project_urls: tuple[str, ...] | None = None) -> str | None:
-    """docs/rules/CODE.md in the repository that [project.urls] names; None when the
-    package names no repository (then the editor shows the code without a link,
-    rather than a link to a host we made up)."""
-    entries = _installed_project_urls() if project_urls is None else project_urls
-    by_label: dict[str, str] = {}
-    for entry in entries:
-        label, _, url = entry.partition(",")
-        if url.strip():
-            by_label.setdefault(label.strip().lower(), url.strip().rstrip("/"))
-    for label in _REPOSITORY_LABELS:
-        if label in by_label:
-            return f"{by_label[label]}/blob/main/docs/rules/{code}.md"
-    return None
+    """The rule's page, as the CLI links it (rule_pages.rule_url); None when the package
+    names no documentation or repository (then the editor shows the code without a
+    link, rather than a link to a host we made up)."""
+    return rule_url(code, _installed_project_urls() if project_urls is None else project_urls)
 
 
-@lru_cache(maxsize=1)
 def _installed_project_urls() -> tuple[str, ...]:
-    try:
-        return tuple(metadata.metadata("precision-lint").get_all("Project-URL") or ())
-    except metadata.PackageNotFoundError:
-        return ()
+    return installed_project_urls()
 
 
 def lsp_range(positions: PositionMap, start: Location, end: Location) -> types.Range:

@@ -1,13 +1,15 @@
 """Which rules apply to a document: resolved as `precision-lint check` resolves
-them, from the nearest pyproject.toml with a [tool.precision-lint] table, plus the
-editor's own options (unsafe fixes). `resolve_settings` is the one place that
-reads the configuration; everything else asks it."""
+them (resolver.py: the nearest config file, pyproject.toml with a
+[tool.precision-lint] table or a precision-lint.toml, with what it extends), plus
+the editor's own options (unsafe fixes). `resolve_settings` is the one place here
+that reads the configuration; everything else asks it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ConfigError, Settings, find_config, load_settings
+from ..config import ConfigError, Settings
+from ..resolver import SettingsResolver
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class FileSettings:
     unsafe_fixes: bool
     excluded: bool
     config_file: Path | None
+    # every config file read for it (the governing one and what it extends)
+    sources: tuple[Path, ...] = ()
 
 
 def resolve_settings(path: Path | None, workspace_root: Path, options: EditorOptions) -> FileSettings:
@@ -38,24 +42,28 @@ def resolve_settings(path: Path | None, workspace_root: Path, options: EditorOpt
     and unfixable rules. Excluded files are not checked (like `--force-exclude`: the
     editor names every file it opens). A document without a path (untitled) gets the
     settings of the workspace root."""
-    start = path.absolute() if path is not None else workspace_root
-    settings: Settings = load_settings(find_config(start), workspace_root)
     filename = str(path) if path is not None else str(workspace_root / "untitled.py")
+    settings: Settings = SettingsResolver(workspace_root).settings_for(filename)
     return FileSettings(
         codes=settings.codes_for(filename, settings.enabled_codes()),
         unfixable=settings.unfixable_codes(),
         unsafe_fixes=options.unsafe_fixes,
         excluded=path is not None and settings.is_excluded(str(path)),
         config_file=settings.config_file,
+        sources=settings.sources,
     )
 
 
-def _stamp(config_file: Path | None) -> tuple[int, int] | None:
-    try:
-        status = config_file.stat() if config_file is not None else None
-    except OSError:
-        return None
-    return (status.st_mtime_ns, status.st_size) if status is not None else None
+def _stamp(sources: tuple[Path, ...]) -> tuple | None:
+    """When any config file read for the settings changes, they are read again."""
+    stamps = []
+    for config_file in sources:
+        try:
+            status = config_file.stat()
+        except OSError:
+            return None
+        stamps.append((status.st_mtime_ns, status.st_size))
+    return tuple(stamps)
 
 
 class SettingsCache:
@@ -66,15 +74,15 @@ class SettingsCache:
     def __init__(self, workspace_root: Path, options: EditorOptions) -> None:
         self.workspace_root = workspace_root
         self.options = options
-        self._cache: dict[Path | None, tuple[FileSettings, tuple[int, int] | None]] = {}
+        self._cache: dict[Path | None, tuple[FileSettings, tuple | None]] = {}
 
     def for_path(self, path: Path | None) -> FileSettings:
         """Raises ConfigError for a config file that cannot be used."""
         cached = self._cache.get(path)
-        if cached is not None and _stamp(cached[0].config_file) == cached[1]:
+        if cached is not None and _stamp(cached[0].sources) == cached[1]:
             return cached[0]
         settings = resolve_settings(path, self.workspace_root, self.options)
-        self._cache[path] = (settings, _stamp(settings.config_file))
+        self._cache[path] = (settings, _stamp(settings.sources))
         return settings
 
     def reload(self, options: EditorOptions | None = None) -> None:

@@ -1,43 +1,42 @@
-"""Child process for `verify --call`: imports the user's module, builds the fixed
-function from the fixed source in a copy of the module's namespace, calls both."""
+"""Child process for `verify --call MODULE:FUNCTION --inputs MODULE:FACTORY`: imports
+the module instrumented, builds the inputs with `factory(device)` and calls the
+function once, then writes what every site of the module saw (imports torch)."""
 from __future__ import annotations
 
 import importlib
 import json
 import os
 import sys
-import time
-
-import torch
-
-from .child import as_int
-
-
-def _load(reference: str):
-    module_name, _, attribute = reference.partition(":")
-    return importlib.import_module(module_name), attribute
 
 
 def main() -> int:
-    job = json.load(sys.stdin)
+    with open(os.environ["PRECISION_LINT_SANITIZER"], encoding="utf-8") as stream:
+        job = json.load(stream)
     sys.path.insert(0, os.getcwd())
-    device = job["device"]
+    import torch
+
+    from .realrun import SiteHooks, innermost_frame_in, install
+
+    device = job.get("device", "auto")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    started = time.perf_counter()
-    module, function = _load(job["call"])
-    factory_module, factory = _load(job["inputs"])
-    fixed_namespace = dict(vars(module))
-    exec(compile(job["fixed_source"], job["module_file"], "exec"), fixed_namespace)
-    results = {}
-    for variant, callable_ in (("before", getattr(module, function)), ("after", fixed_namespace[function])):
-        args, kwargs = getattr(factory_module, factory)(device)
-        try:
-            results[variant] = as_int(callable_(*args, **kwargs))
-        except Exception as error:  # noqa: BLE001 - reported as the verdict
-            json.dump({"variant": variant, "error": f"{type(error).__name__}: {error}", "device": device}, sys.stdout)
-            return 0
-    json.dump({**results, "device": device, "seconds": time.perf_counter() - started}, sys.stdout)
+    hooks = SiteHooks(job["mode"], job.get("offsets", {}), job.get("scale", 1.0))
+    finder = install(job["files"], frozenset(job["codes"]), job["variant"], hooks, job.get("projects"), job.get("file_codes"))
+    module_name, _, function = job["call"].partition(":")
+    factory_module, _, factory = job["inputs"].partition(":")
+    errors, call_error = [], None
+    try:
+        module = importlib.import_module(module_name)
+        args, kwargs = getattr(importlib.import_module(factory_module), factory)(device)
+        getattr(module, function)(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - reported beside the verdicts
+        call_error = f"{type(error).__name__}: {error}"[:300]
+        where = innermost_frame_in(sys.exc_info()[2], finder.files)
+        if where is not None:
+            errors.append({"test": job["call"], "path": where[0], "line": where[1], "error": call_error})
+    payload = {"sites": hooks.results(), "errors": errors, "loaded": finder.loaded, "call_error": call_error, "device": device}
+    with open(job["out"], "w", encoding="utf-8") as stream:
+        json.dump(payload, stream)
     return 0
 
 

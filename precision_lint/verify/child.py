@@ -1,212 +1,127 @@
 """Runs one replay in a child process: `python -m precision_lint.verify.child` reads
-a job (JSON) on stdin and writes the result (JSON) on stdout. This is the only module
-that imports torch."""
+a job (JSON) on stdin and writes the results (JSON) on stdout.
+
+The replay programs were checked against the allow-list in the parent; they are
+checked again here, compiled, and run with only safe builtins, with file writes
+blocked (RLIMIT_FSIZE) while they run. Every scenario (branch arm) is run for every
+start offset, the original and the fixed code on the same inputs.
+"""
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import resource
 import sys
 import tempfile
-import textwrap
 import time
 import traceback
-import zlib
 
-import torch
+from . import sandbox
 
-STEPS = 64  # small steps after the big one: enough to show rounding at the limit
-# Ways to fill the first, large input. The count expression is unknown to us, so
-# the replay tries each until the first step takes the total past the limit.
-FIRST_STEP_PATTERNS = ("alternating", "zeros", "ones")
-# Tensor attributes that do not give data on a fresh tensor: an input used through
-# them (`param.grad`) is an object holding tensors, not a tensor.
-HOLDER_ATTRIBUTES = frozenset({"grad", "main_grad", "decoupled_grad", "data"})
-TRACE_POINTS = 200
+RUNS_FLOAT = ("zero", "below", "high")
+RUNS_INTEGER = ("zero", "below")
+RUNS_VALUE = ("small", "large:uniform", "large:distinct", "large:special")
 
 
-def as_int(value) -> int:
-    """An exact Python int for a count or an accumulator (summed over its elements)."""
-    if isinstance(value, _Lenient):
-        value = value.as_subclass(torch.Tensor)
-    if isinstance(value, torch.Tensor):
-        if value.is_floating_point():
-            return int(round(value.detach().double().sum().item()))
-        return int(value.detach().to(torch.int64).sum().item())
-    return int(value)
+def _safe_builtins() -> dict:
+    import builtins
+
+    table = {name: getattr(builtins, name) for name in sandbox.SAFE_BUILTINS if hasattr(builtins, name)}
+
+    def getattr_(obj, name, *default):
+        if not sandbox.safe_attribute_name(name):
+            raise AttributeError(f"{name!r} is not readable in a replay")
+        return getattr(obj, name, *default)
+
+    def hasattr_(obj, name):
+        return sandbox.safe_attribute_name(name) and hasattr(obj, name)
+
+    def import_(name, globals=None, locals=None, fromlist=(), level=0):
+        # Replay code imports only through `import` statements the allow-list
+        # checked (torch only); this also serves torch's own imports from C++.
+        if level or not (name == "torch" or name.startswith("torch.") or name in sys.modules):
+            raise ImportError(f"importing {name!r} is not allowed in a replay")
+        return __import__(name, globals, locals, fromlist, level)
+
+    table.update(getattr=getattr_, hasattr=hasattr_, print=lambda *a, **k: None, __import__=import_)
+    return table
 
 
-class _Lenient(torch.Tensor):
-    """The inputs' tensor type: an attribute a plain tensor lacks (`grad._local_tensor`,
-    `x.main_grad`) gives the tensor itself, so wrappers around data replay as data."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self
+def _block_file_writes() -> tuple[int, int]:
+    previous = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, previous[1]))
+    return previous
 
 
-class _Proxy:
-    """An input used only through attributes (`param.grad`) or string keys
-    (`batch["labels"]`): every such access gives the step's tensor."""
-
-    def __init__(self, tensor):
-        self._tensor = tensor
-
-    def __getattr__(self, name):
-        return self._tensor
-
-    def __getitem__(self, key):
-        return self._tensor
+def _restore_file_writes(previous: tuple[int, int]) -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, previous)
 
 
-class _Self:
-    """`self` in a replayed method: attributes that are set behave as set; any other
-    attribute read gives the step's tensor."""
-
-    def __init__(self, env):
-        object.__setattr__(self, "_env", env)
-
-    def __getattr__(self, name):
-        return self._env.tensor(self._env.step, name)
-
-
-class Env:
-    def __init__(self, job: dict, device: str, rank: int, distributed: bool) -> None:
-        harness = job["harness"]
-        self.limit = harness["limit"]
-        self.drive = harness["dtype"] != "float64"  # float64 is exact to 2^53: not driven there
-        self.inputs = harness["inputs"]
-        self.device = device
-        self.steps = 1 + STEPS
-        self.scale = max(job.get("scale", 1.0), 1.0)
-        self.seed = job.get("seed", 0) + 1000 * rank
-        self.pattern = job.get("pattern", FIRST_STEP_PATTERNS[0])
-        self.distributed = distributed
-        self.exact = 0
-        self.total = None
-        self.post_error = None
-        self.trace_points: list[tuple[int, int]] = []
-        self.step = 0
-        self.self_object = _Self(self)
-        self._tensors: dict[tuple[int, str], torch.Tensor] = {}
-
-    def tensor(self, step: int, name: str) -> torch.Tensor:
-        """The step's input tensor for `name`: the first step is large enough to take
-        the total past the dtype's exact-integer limit, the others add small counts."""
-        key = (step, name)
-        if key not in self._tensors:
-            if step == 0 and self.drive:
-                size = int(self.scale * (2 * self.limit + 2))
-                if self.pattern == "alternating":
-                    values = torch.arange(size, device=self.device) % 2
-                else:
-                    values = torch.full((size,), 0 if self.pattern == "zeros" else 1, device=self.device)
-            else:
-                generator = torch.Generator().manual_seed(self.seed * 7919 + step * 31 + zlib.crc32(name.encode()))
-                values = torch.randint(0, 2, (1 + step % 3,), generator=generator).to(self.device)
-            self._tensors = {k: v for k, v in self._tensors.items() if k[0] == step}
-            self._tensors[key] = values.to(torch.float32).as_subclass(_Lenient)
-        return self._tensors[key]
-
-    def input(self, name: str, step: int):
-        self.step = step
-        usage = self.inputs[name]
-        if usage["device"]:
-            return self.device
-        if usage.get("size"):
-            return 2  # a size or count the creation needs: any small whole number
-        if usage.get("scalar"):
-            # a value of unknown kind added as a whole: a float tensor holding 1.0
-            return torch.ones((), device=self.device)
-        tensor = self.tensor(step, name)
-        attributes = [a for a in usage["attributes"] if a in HOLDER_ATTRIBUTES or not hasattr(torch.Tensor, a)]
-        if usage["string_index"] or attributes:
-            return _Proxy(tensor)
-        return tensor
-
-    def reduce_exact(self, op) -> None:
-        if op == "sum":
-            import torch.distributed as dist
-
-            total = torch.tensor([self.exact], dtype=torch.int64, device=self.device)
-            dist.all_reduce(total)
-            self.exact = int(total.item())
-
-    def exact_add(self, value, sign: int) -> None:
-        self.exact += sign * as_int(value)
-
-    def trace(self, accumulator) -> None:
-        self.trace_points.append((self.exact, as_int(accumulator)))
-
-    def set_total(self, accumulator) -> None:
-        self.total = as_int(accumulator)
+def runs_for(job: dict) -> tuple[str, ...]:
+    if job.get("code") == "PH004":
+        return ("small", "large:positions")  # long positions; the other inputs stay small
+    if job["kind"] == "value":
+        limit = job.get("limit") or 0
+        return RUNS_VALUE if limit < 2**53 else RUNS_VALUE[:1]
+    limit = job.get("limit") or 2**24
+    dtype = job.get("dtype") or ""
+    runs = RUNS_INTEGER if dtype.startswith("int") else RUNS_FLOAT
+    if not dtype.startswith("int") and limit <= 2**11:
+        runs = runs + ("large:uniform",)  # one large count: the count's own rounding (bf16(1) + 257 is 256)
+    return runs
 
 
-def replay_source(harness: dict, variant: str) -> str:
-    creation = harness[f"creation_{variant}"]
-    loop = [f"{name} = __env.input({name!r}, __step)" for name in harness["inputs"]]
-    loop += harness["slice"]
-    for add in harness["adds"]:
-        loop.append(f"__env.exact_add(({add['addend']}), {add['sign']})")
-        loop.append(add["statement"])
-    loop.append(f"__env.trace({harness['accumulator']})")
-    body = [
-        *harness["imports"], "self = __env.self_object", "__device = __env.device",
-        *harness["setup"], *harness["before_creation"], creation,
-    ]  # fmt: skip
-    body.append("for __step in range(__env.steps):")
-    body.append(textwrap.indent("\n".join(loop), "    "))
-    for collective in harness["collectives"]:
-        # the exact total takes the same reductions as the accumulator
-        exact_op = "None" if any(op in collective for op in ("MAX", "MIN", "PRODUCT")) else "'sum'"
-        body.append(f"if __env.distributed:\n    {collective}\n    __env.reduce_exact({exact_op})")
-    body.append(f"__env.set_total({harness['accumulator']})")
-    if harness["post"]:
-        body.append("try:")
-        body.append(textwrap.indent("\n".join(harness["post"]), "    "))
-        body.append("except Exception as __error:\n    __env.post_error = f'{type(__error).__name__}: {__error}'")
-    return "def __replay(__env):\n" + textwrap.indent("\n".join(body), "    ") + "\n"
+def run_all(job: dict, device: str, rank: int) -> dict:
+    from .hooks import ReplayHooks
+
+    namespaces = {}
+    for variant, program in job["programs"].items():
+        problems = sandbox.problems(program)
+        if problems:
+            raise RuntimeError(f"the replay was refused: {problems[0]}")
+        namespace = {"__builtins__": _safe_builtins()}
+        exec(compile(program, f"<replay {variant}>", "exec"), namespace)  # checked against the allow-list above
+        namespaces[variant] = namespace["__replay"]
+    seed = job.get("seed", 0) + 1000 * rank
+    scenarios = []
+    for scenario in job["scenarios"]:
+        runs = []
+        for run in runs_for(job):
+            offset = None
+            record = {"run": run}
+            for variant in ("before", "after"):
+                hooks = ReplayHooks(job, scenario, run, variant, device, offset, seed)
+                started = time.perf_counter()
+                record[variant] = _execute(namespaces[variant], hooks)
+                record[variant]["seconds"] = time.perf_counter() - started
+                offset = hooks.offset
+            runs.append(record)
+        scenarios.append({"name": scenario["name"], "runs": runs})
+    return {"scenarios": scenarios}
 
 
-def run_variant(job: dict, variant: str, device: str, rank: int, distributed: bool) -> dict:
-    env = Env(job, device, rank, distributed)
-    namespace: dict = {"torch": torch}
+def _execute(replay, hooks) -> dict:
+    from .hooks import _replay_line
+
+    previous = _block_file_writes()
     try:
-        exec(compile(replay_source(job["harness"], variant), f"<replay {variant}>", "exec"), namespace)
-        # the replayed code may print: keep stdout for the result
-        with contextlib.redirect_stdout(sys.stderr):
-            namespace["__replay"](env)
-    except Exception as error:  # noqa: BLE001 - reported as the variant's error
-        return {"error": f"{type(error).__name__}: {error}", "exact": env.exact}
-    return {
-        "total": env.total,
-        "exact": env.exact,
-        "post_error": env.post_error,
-        "trace": _thin(env.trace_points),
-        "driven": env.trace_points[0][0] >= env.limit if env.trace_points else False,
-        "pattern": env.pattern,
-    }
-
-
-def run_both(job: dict, device: str, rank: int, distributed: bool) -> dict:
-    """Before and after on the same inputs, with the first first-step pattern that
-    drives the original past the limit (the last one tried otherwise)."""
-    results: dict = {}
-    for pattern in FIRST_STEP_PATTERNS:
-        trial = {**job, "pattern": pattern}
-        results = {variant: run_variant(trial, variant, device, rank, distributed) for variant in ("before", "after")}
-        if results["before"].get("driven") or "error" in results["before"]:
-            break
-    return results
-
-
-def _thin(points: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    step = max(1, len(points) // TRACE_POINTS)
-    return points[::step]
+        replay(hooks)
+        error = None
+    except Exception as exc:  # noqa: BLE001 - reported as this variant's error
+        error = {"error": f"{type(exc).__name__}: {exc}"[:300], "line": _replay_line(sys.exc_info()[2])}
+    finally:
+        _restore_file_writes(previous)
+    summary = hooks.summary()
+    if error is not None:
+        summary["error"] = error
+    if hooks.post_error is not None:
+        summary["post_error"] = hooks.post_error
+    return summary
 
 
 def _device(requested: str) -> str:
+    import torch
+
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested == "cuda" and not torch.cuda.is_available():
@@ -214,43 +129,78 @@ def _device(requested: str) -> str:
     return requested
 
 
-def _run_rank(rank: int, job: dict, device: str, world_size: int, init_file: str, out_file: str) -> None:
+def _run_rank(rank: int, job: dict, device: str, world_size: int, init_file: str, queue) -> None:
+    import torch
     import torch.distributed as dist
 
     use_nccl = device.startswith("cuda") and torch.cuda.device_count() >= world_size
     if use_nccl:
-        device = f"cuda:{rank}"
         torch.cuda.set_device(rank)
     dist.init_process_group("nccl" if use_nccl else "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
     try:
-        results = run_both(job, device, rank, True)
+        results = run_all(job, device, rank)
+        dist.barrier()
         if rank == 0:
-            with open(out_file, "w") as stream:
-                json.dump({**results, "backend": "nccl" if use_nccl else "gloo"}, stream)
+            queue.put(json.dumps({**results, "backend": "nccl" if use_nccl else "gloo"}))
+    except Exception:  # noqa: BLE001 - the harness itself failed on this rank
+        if rank == 0:
+            queue.put(json.dumps({"harness_error": traceback.format_exc(limit=3)}))
+        raise
     finally:
         dist.destroy_process_group()
+
+
+def _one_rank(job: dict, device: str) -> dict:
+    """A replay that all-reduces, on one rank: a process group of one, in this process."""
+    import torch.distributed as dist
+
+    with tempfile.TemporaryDirectory() as scratch:
+        dist.init_process_group("gloo", init_method=f"file://{os.path.join(scratch, 'init')}", rank=0, world_size=1)
+        try:
+            return {**run_all(job, device, 0), "backend": "gloo"}
+        finally:
+            dist.destroy_process_group()
 
 
 def main() -> int:
     job = json.load(sys.stdin)
     started = time.perf_counter()
+    import torch
+
+    torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
+    world_size = 1
     try:
         device = _device(job.get("device", "auto"))
-        world_size = job.get("world_size", 1) if job["harness"]["collectives"] else 1
-        if world_size > 1:
+        if job.get("collectives") and max(1, job.get("world_size", 1)) == 1:
+            results = _one_rank(job, device)
+        elif job.get("collectives"):
             import torch.multiprocessing as mp
 
+            world_size = job["world_size"]
+            context = mp.get_context("spawn")
+            queue = context.SimpleQueue()
             with tempfile.TemporaryDirectory() as scratch:
-                out_file = os.path.join(scratch, "result.json")
-                mp.spawn(_run_rank, args=(job, device, world_size, os.path.join(scratch, "init"), out_file), nprocs=world_size)
-                with open(out_file) as stream:
-                    results = json.load(stream)
+                ranks = mp.start_processes(
+                    _run_rank, args=(job, device, world_size, os.path.join(scratch, "init"), queue),
+                    nprocs=world_size, start_method="spawn", join=False,
+                )  # fmt: skip
+                payload = None
+                while payload is None:  # rank 0 sends its results before the ranks exit
+                    if not queue.empty():
+                        payload = queue.get()
+                    elif ranks.join(timeout=0.2):
+                        payload = queue.get() if not queue.empty() else json.dumps({"harness_error": "the ranks ended without results"})
+                while not ranks.join():
+                    pass
+                results = json.loads(payload)
         else:
-            results = run_both(job, device, 0, False)
+            results = run_all(job, device, 0)
     except Exception:  # noqa: BLE001 - the harness itself failed
         json.dump({"harness_error": traceback.format_exc(limit=3)}, sys.stdout)
         return 0
     results.update(device=device, world_size=world_size, seconds=time.perf_counter() - started, torch=torch.__version__)
+    if device.startswith("cuda"):
+        results["gpu"] = torch.cuda.get_device_name()
     json.dump(results, sys.stdout)
     return 0
 

@@ -1,44 +1,129 @@
-"""`precision-lint verify [PATHS]` and the gate behind `check --fix --verify`."""
+"""`precision-lint verify [PATHS]`, `verify --pytest [PATHS] [-- PYTEST_ARGS]`,
+`verify --call MODULE:FUNCTION --inputs MODULE:FACTORY`, and the gate behind
+`check --fix --verify`. Its options are in arguments.py (grouped with the others).
+
+Importing this module is cheap and never imports torch: the work is imported
+when a command runs, and torch only in child processes.
+"""
 from __future__ import annotations
 
-import json
-import subprocess
+import importlib.util
 import sys
 from pathlib import Path
 from typing import TextIO
 
-from ..config import find_config, load_settings
-from ..discovery import discover
-from ..fixer import fix_source
-from ..selection import validate
-from ..source import read_source
-from . import report
-from .runner import ERROR, FIX_CHANGED, FIX_FAILED, PASSING, VERIFIABLE, Options, Result, verify_file
-
-UNTRUSTED = frozenset({FIX_FAILED, FIX_CHANGED, ERROR})
+EXIT_PREREQUISITE = 2
 
 
-def options_from(args) -> Options:
-    return Options(device=args.device, world_size=max(1, args.world_size), seed=args.seed, scale=args.scale, timeout=args.timeout)
+def options_from(args):
+    from .runner import Options
+
+    return Options(
+        device=args.device, world_size=max(1, args.world_size), seed=args.seed, scale=args.scale,
+        timeout=args.timeout, memory_limit_gb=getattr(args, "memory_limit", 8.0),
+    )  # fmt: skip
 
 
-def verify_paths(paths: list[Path], codes: frozenset[str], settings, options: Options, progress: TextIO | None) -> list[Result]:
-    files = discover(paths, settings)
-    results: list[Result] = []
-    for number, path in enumerate(files, start=1):
-        if progress is not None and progress.isatty():
-            progress.write(f"\rverifying {number}/{len(files)}: {path}"[:100].ljust(100))
-            progress.flush()
-        results.extend(verify_file(path, settings.codes_for(str(path), codes), options))
-    if progress is not None and progress.isatty():
-        progress.write("\r" + " " * 100 + "\r")
-    return results
+def prerequisites(args) -> str | None:
+    """Why verify cannot run as asked, before anything runs (None: it can)."""
+    if importlib.util.find_spec("torch") is None:
+        return "verify runs torch in child processes, and torch is not installed (pip install torch==2.13.0 for the CPU build)"
+    if getattr(args, "plot", None) and importlib.util.find_spec("matplotlib") is None:
+        return "--plot needs matplotlib (pip install matplotlib)"
+    if getattr(args, "pytest", False) and importlib.util.find_spec("pytest") is None:
+        return "--pytest needs pytest installed"
+    if getattr(args, "pytest", False) and getattr(args, "call", None):
+        return "--pytest and --call are two modes: use one"
+    if getattr(args, "call", None):
+        module, _, function = args.call.partition(":")
+        if not module or not function:
+            return "--call needs MODULE:FUNCTION"
+        if not args.inputs or ":" not in args.inputs:
+            return "--call needs --inputs MODULE:FACTORY (factory(device) returns (args, kwargs))"
+        for name in (module, args.inputs.partition(":")[0]):
+            if _find_module(name) is None:
+                return f"--call: cannot find the module {name!r} (from {Path.cwd()})"
+    if getattr(args, "device", "auto") == "cuda":
+        import subprocess
+
+        probe = subprocess.run(
+            [sys.executable, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)"], capture_output=True, text=True
+        )
+        if probe.returncode != 0:
+            return "--device cuda was asked for, but torch sees no CUDA device"
+    return None
 
 
-def passing_fixes(paths: list[Path], codes: frozenset[str], settings, options: Options) -> dict[str, set[tuple[str, int, int]]]:
+def _find_module(name: str):
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+
+
+NOTEBOOK_SKIPPED = "notebooks are not replayed (copy the cell into a .py file to verify it)"
+
+
+def verify_paths(paths: list[Path], file_codes, options, enabled: frozenset[str] | None = None, quiet: bool = False) -> list:
+    """Replay the findings of the files under `paths`, checked as one project (as
+    `check` finds them: across modules, settled by the project's evidence), each file
+    with the rules its own nearest config enables (of `enabled`, when given). A
+    progress line on a terminal's stderr once the run has taken about a second, as
+    `check` shows, unless `quiet`."""
+    from ..discovery import discover
+    from ..progress import Progress
+    from .findings import project_findings
+    from .runner import _unreadable, verify_findings
+
+    files = discover(paths, file_codes)
+    progress = Progress("verified", enabled=not quiet)
+    progress.expect(len(files))
+    by_file: dict[Path, list] = {}
+    try:
+        sources = []
+        for path in files:
+            if file_codes.settings(path).language(path) == "ipynb":
+                # said, not passed over: `check` reports the notebook's findings
+                by_file[path] = [_notebook_skipped(path)]
+                progress.advance()
+            else:
+                sources.append(path)
+        found, unreadable = project_findings(
+            sources, lambda path: file_codes.codes_for(path, enabled), lambda path: file_codes.settings(path).limits
+        )
+        for path, why in unreadable:
+            by_file.setdefault(path, []).append(_unreadable(path, why))
+        for _ in range(len(sources) - len(found)):
+            progress.advance()  # nothing to replay in them
+        for file in found:
+            by_file.setdefault(file.path, []).extend(verify_findings(file, options))
+            progress.advance()
+    finally:
+        progress.close()
+    return [result for path in files for result in by_file.get(path, [])]
+
+
+def _notebook_skipped(path: Path):
+    from .verdicts import SKIPPED, Result
+
+    return Result("", str(path), 0, 0, verdict=SKIPPED, detail=NOTEBOOK_SKIPPED)
+
+
+def _progress(stream: TextIO | None, text: str | None) -> None:
+    if stream is None or not stream.isatty():
+        return
+    stream.write("\r" + (text or "")[:100].ljust(100) + ("" if text else "\r"))
+    stream.flush()
+
+
+def passing_fixes(paths: list[Path], enabled: frozenset[str], file_codes, options, quiet: bool = False) -> dict[str, set[tuple[str, int, int]]]:
     """For `check --fix --verify`: per file, the findings whose fix may be written."""
+    from .verdicts import PASSING
+
     allowed: dict[str, set[tuple[str, int, int]]] = {}
-    for result in verify_paths(paths, codes, settings, options, sys.stderr):
+    for result in verify_paths(paths, file_codes, options, enabled, quiet):
         print(f"verify: {result.path}:{result.line}: {result.verdict}" + (f" ({result.detail})" if result.detail else ""), file=sys.stderr)
         if result.verdict in PASSING:
             allowed.setdefault(str(Path(result.path).resolve()), set()).add((result.code, result.line, result.column))
@@ -46,22 +131,50 @@ def passing_fixes(paths: list[Path], codes: frozenset[str], settings, options: O
 
 
 def verify_command(args) -> int:
+    from ..config import ConfigError
+    from ..discovery import discover
+    from ..resolver import FileCodes, Overrides, SettingsResolver
+    from ..selection import validate
+    from . import report
+    from .verdicts import UNTRUSTED
+
+    problem = prerequisites(args)
+    if problem:
+        print(f"precision-lint: error: {problem}", file=sys.stderr)
+        return EXIT_PREREQUISITE
     cwd = Path.cwd()
     paths = [Path(p) for p in (args.paths or ["."])]
     missing = [p for p in paths if not p.exists()]
     if missing:
         print(f"precision-lint: error: {missing[0]}: No such file or directory", file=sys.stderr)
-        return 2
-    config = args.config if args.config else find_config(paths[0].absolute())
-    settings = load_settings(config, cwd)
-    if args.select:
-        settings.select = validate([s for value in args.select for s in value.split(",")])
-    codes = settings.enabled_codes()
+        return EXIT_PREREQUISITE
+    if args.isolated and args.config is not None:
+        raise ConfigError("--isolated reads no config file: it cannot go with --config FILE")
+    if args.config is not None and not args.config.expanduser().is_file():
+        raise ConfigError(f"--config {args.config}: no such config file")
+    # each file's nearest config, as `check` reads it; --select replaces each one's selection
+    select = validate([s for value in args.select for s in value.split(",")]) if args.select else None
+    resolver = SettingsResolver(cwd, args.config.expanduser() if args.config else None, args.isolated, Overrides(select=select))
+    file_codes = FileCodes(resolver)
     options = options_from(args)
+    stream = None if args.quiet else sys.stderr
     if args.call:
-        results = [_verify_call(args, codes, options)]
+        from .realmode import verify_call
+
+        spec = _find_module(args.call.partition(":")[0])
+        results = verify_call(str(Path(spec.origin).resolve()), args.call, args.inputs, file_codes.codes_for, options, lambda text: _progress(stream, text))
+        _progress(stream, None)
+    elif args.pytest:
+        from .realmode import verify_pytest
+
+        files = discover(paths, file_codes)
+        notebooks = [path for path in files if file_codes.settings(path).language(path) == "ipynb"]
+        sources = [path for path in files if path not in notebooks]
+        results = [_notebook_skipped(path) for path in notebooks]
+        results += verify_pytest(sources, args.pytest_args, file_codes.codes_for, options, lambda text: _progress(stream, text))
+        _progress(stream, None)
     else:
-        results = verify_paths(paths, codes, settings, options, sys.stderr)
+        results = verify_paths(paths, file_codes, options, quiet=args.quiet)
     if args.output_file:
         args.output_file.parent.mkdir(parents=True, exist_ok=True)
     out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
@@ -71,49 +184,7 @@ def verify_command(args) -> int:
         if out is not sys.stdout:
             out.close()
     if args.plot:
-        problem = report.write_plot(results, args.plot)
-        if problem:
-            print(f"precision-lint: error: {problem}", file=sys.stderr)
-            return 2
+        from .plot import write_plot
+
+        write_plot(results, args.plot)
     return 1 if any(r.verdict in UNTRUSTED for r in results) else 0
-
-
-def _verify_call(args, codes: frozenset[str], options: Options) -> Result:
-    """`--call module:function --inputs module:factory`: run the user's own function as
-    written and as fixed (the fixed source executed in the module's namespace)."""
-    import importlib.util
-
-    module_name, _, function = args.call.partition(":")
-    spec = importlib.util.find_spec(module_name) if module_name else None
-    if not function or not args.inputs or spec is None or spec.origin is None:
-        return Result("PH001", args.call, 0, 0, verdict="skipped", detail="--call needs MODULE:FUNCTION of an importable module and --inputs MODULE:FACTORY")
-    source = read_source(Path(spec.origin))
-    fixed = fix_source(source.text, spec.origin, codes & VERIFIABLE, unsafe=True)
-    result = Result("PH001", spec.origin, 0, 0, function=function, dtype_before="(as written)")
-    if not fixed.fixed:
-        result.detail = "the module has no fix to compare"
-        return result
-    result.code = fixed.fixed[0].code or result.code
-    result.line, result.column = fixed.fixed[0].location.row, fixed.fixed[0].location.column
-    job = {"call": args.call, "inputs": args.inputs, "fixed_source": fixed.source, "module_file": spec.origin, "device": options.device}
-    try:
-        completed = subprocess.run(
-            [sys.executable, "-m", "precision_lint.verify.call"], input=json.dumps(job), capture_output=True, text=True, timeout=options.timeout
-        )
-    except subprocess.TimeoutExpired:
-        result.verdict, result.detail = ERROR, f"the call ran past --timeout {options.timeout:g} s and was stopped"
-        return result
-    if completed.returncode != 0 or not completed.stdout.strip():
-        result.verdict, result.detail = ERROR, (completed.stderr.strip().splitlines() or ["no output"])[-1]
-        return result
-    output = json.loads(completed.stdout)
-    result.device, result.seconds = output.get("device", ""), output.get("seconds", 0.0)
-    if "error" in output:
-        result.verdict, result.detail = (FIX_FAILED if output.get("variant") == "after" else ERROR), output["error"]
-        return result
-    result.before, result.after = output["before"], output["after"]
-    result.exact = result.after  # the int64 result: exact by construction
-    result.abs_error_before, result.abs_error_after = abs(result.before - result.exact), 0
-    result.verdict = "confirmed" if result.before != result.after else "not-reproduced"
-    result.detail = "exact is the fixed (int64) function's result"
-    return result

@@ -1,32 +1,55 @@
-"""How verify shows its results: a table, JSON, markdown, and an optional plot."""
+"""How verify shows its results: a table, JSON and markdown. Each says what inputs
+were used (synthetic in a replay, the tests' own with --pytest), which scenario
+decided, and what was left out. The plot is in plot.py."""
 from __future__ import annotations
 
 import json
 from typing import TextIO
 
 from ..reporters.text import display_path
-from .runner import Result
+from .verdicts import Result
 
-COLUMNS = ("verdict", "location", "function", "dtype", "exact", "before", "after", "error before", "error after", "device", "seconds")
+COLUMNS = ("verdict", "location", "function", "mode", "dtype", "exact", "before", "after", "error before", "error after", "max seen", "device", "seconds")
+
+
+def _number(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.4g}"
+    return f"{int(value):,}"
 
 
 def _row(result: Result) -> tuple[str, ...]:
-    def number(value):
-        return "" if value is None else f"{value:,}"
-
     return (
         result.verdict,
         f"{display_path(result.path)}:{result.line}",
         result.function,
+        result.mode,
         f"{result.dtype_before} -> {result.dtype_after}" if result.dtype_before else "",
-        number(result.exact),
-        number(result.before),
-        number(result.after),
-        number(result.abs_error_before),
-        number(result.abs_error_after),
+        _number(result.exact),
+        _number(result.before),
+        _number(result.after),
+        _number(result.abs_error_before),
+        _number(result.abs_error_after),
+        _number(result.max_seen),
         f"{result.device}" + (f" x{result.world_size}" if result.world_size > 1 else ""),
         f"{result.seconds:.1f}",
     )
+
+
+def _notes(result: Result) -> list[str]:
+    lines = []
+    if result.detail:
+        lines.append(f"{result.verdict}: {result.detail}")
+    if len(result.scenarios) > 1:
+        for scenario in result.scenarios:
+            lines.append(f"scenario {scenario['name']}: {scenario['verdict']} ({scenario['detail']})")
+    if result.inputs:
+        lines.append(f"inputs: {result.inputs}")
+    lines.extend(f"left out: {item}" for item in result.left_out)
+    lines.extend(f"note: {item}" for item in result.notes)
+    return lines
 
 
 def write_table(results: list[Result], out: TextIO) -> None:
@@ -42,10 +65,8 @@ def write_table(results: list[Result], out: TextIO) -> None:
     out.write("\n")
     for result in results:
         where = f"{display_path(result.path)}:{result.line}"
-        if result.detail:
-            out.write(f"{where}: {result.verdict}: {result.detail}\n")
-        for item in result.left_out:
-            out.write(f"{where}: left out of the replay: {item}\n")
+        for line in _notes(result):
+            out.write(f"{where}: {line}\n")
 
 
 def write_json(results: list[Result], out: TextIO) -> None:
@@ -62,38 +83,10 @@ def write_markdown(results: list[Result], out: TextIO) -> None:
     for result in results:
         cells = [cell.replace("|", "\\|") for cell in _row(result)]
         out.write("| " + " | ".join(cells) + " |\n")
-    notes = [(r, r.detail) for r in results if r.detail] + [(r, f"left out: {i}") for r in results for i in r.left_out]
-    if notes:
-        out.write("\n")
-        for result, note in notes:
-            escaped = note.replace("|", "\\|")
-            out.write(f"- `{display_path(result.path)}:{result.line}`: {escaped}\n")
-
-
-def write_plot(results: list[Result], path: str) -> str | None:
-    """Absolute error against the running exact total, before and after, one panel
-    per finding (each with its own x range: the interesting part sits just past the
-    dtype's limit). Returns why not when matplotlib is missing."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "--plot needs matplotlib (pip install matplotlib)"
-    shown = [r for r in results if r.trace_before or r.trace_after]
-    figure, axes = plt.subplots(max(1, len(shown)), 1, figsize=(8, 2.6 * max(1, len(shown))), squeeze=False)
-    for axis, result in zip(axes[:, 0], shown):
-        for trace, style, name in ((result.trace_before, "-", result.dtype_before), (result.trace_after, "--", "int64")):
-            # skip the first point: the big first step, far to the left of the rest
-            points = trace[1:] or trace
-            axis.plot([e for e, _ in points], [abs(v - e) for e, v in points], style, marker=".", label=name)
-        axis.set_title(f"{display_path(result.path)}:{result.line} ({result.function}): {result.verdict}", fontsize="medium")
-        axis.set_ylabel("absolute error")
-        axis.ticklabel_format(axis="x", style="plain", useOffset=False)
-        axis.legend(fontsize="small")
-    axes[-1, 0].set_xlabel("running exact total")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return None
+    out.write("\n")
+    for result in results:
+        lines = _notes(result)
+        if lines:
+            out.write(f"- `{display_path(result.path)}:{result.line}`\n")
+            for line in lines:
+                out.write("  - " + line.replace("|", "\\|") + "\n")
