@@ -175,3 +175,20 @@ def test_relative_imports_resolve_from_the_package(module, dots, package, expect
     from precision_lint.model.imports import absolute_module
 
     assert absolute_module(module, dots, package) == expected
+
+
+def test_a_chain_of_helpers_across_modules_is_followed_to_its_end(tmp_path):
+    # each module's helper returns the previous module's count: one round per link
+    (tmp_path / "c0.py").write_text("import torch\n\ndef count0(mask):\n    return (mask != 0).sum()\n")
+    for number in range(1, 6):
+        (tmp_path / f"c{number}.py").write_text(
+            f"import torch\nfrom c{number - 1} import count{number - 1}\n\ndef count{number}(mask):\n    return count{number - 1}(mask)\n"
+        )
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom c5 import count5\n\ndef run(masks):\n    total = torch.zeros(1)\n"
+        "    for mask in masks:\n        total += count5(mask)\n    return total\n"
+    )
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert _found(tmp_path, *cache, ".") == {("train.py", 5, "PH001")}
+    # the first run reached the fixed point: a run from its cache says the same
+    assert _found(tmp_path, *cache, ".") == {("train.py", 5, "PH001")}

@@ -20,7 +20,10 @@ from ..runner import FileReport, Job, run_jobs
 from .index import ProjectIndex
 from .modules import identify, modules_to_read
 
-MAX_ROUNDS = 3
+# Each round checks again only the files whose answers changed, and a chain of helpers
+# across modules takes a round per link (Megatron-LM needs six): stopping short would
+# leave a cold run's findings different from the next run's, which goes on from its cache.
+MAX_ROUNDS = 10
 # modules outside the run read for their summaries, at most (a pre-commit run
 # hands over a few files; their imports are resolved, not the whole tree)
 MAX_IMPORTED_MODULES = 64
@@ -33,7 +36,15 @@ def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[
     finally:
         if cache is not None:
             cache.save()  # what was checked before an interruption stays cached
-    return [replace(report, diagnostics=resolve(report.diagnostics, index.facts_for(report.path))) for report in reports]
+    return [_settled(report, index) for report in reports]
+
+
+def _settled(report: FileReport, index: ProjectIndex) -> FileReport:
+    """The report with its findings settled by the evidence that concerns its file
+    (only findings with conditions ask; most files have none)."""
+    if not any(diagnostic.conditions for diagnostic in report.diagnostics):
+        return report
+    return replace(report, diagnostics=resolve(report.diagnostics, index.facts_for(report.path)))
 
 
 def check_unsettled(jobs: list[Job], runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> tuple[list[FileReport], ProjectIndex]:

@@ -36,6 +36,7 @@ class ProjectIndex:
         for name in ambiguous:
             del self.modules[name]
         self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
+        self._evidence_paths = {_path_of(e) for e in self.facts.evidence}  # asked once each per file
         self.imports = ImportGraph(everything, self.modules, self.module_of)
         self._params: dict[str, list[dict[str, Value]]] | None = None
         self._opaque: set[str] = set()
@@ -68,7 +69,8 @@ class ProjectIndex:
     def facts_for(self, path: str) -> ProjectFacts:
         """The evidence that can concern one file: what a module shows about running
         the model reaches only the code run alongside it (see ImportGraph)."""
-        return ProjectFacts([e for e in self.facts.evidence if self.imports.run_together(_path_of(e), path)])
+        reaching = {where for where in self._evidence_paths if self.imports.run_together(where, path)}
+        return ProjectFacts([e for e in self.facts.evidence if _path_of(e) in reaching])
 
     # -- arguments -----------------------------------------------------------------------
     def param_values(self, canonical: str) -> dict[str, Value]:
