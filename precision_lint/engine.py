@@ -48,9 +48,12 @@ class ModuleResult:
     facts: ProjectFacts = field(default_factory=ProjectFacts)
 
 
-def needs_parse(source: str, codes: frozenset[str], summary_only: bool = False) -> bool:
+def needs_parse(source: str, codes: frozenset[str], summary_only: bool = False, called: bool = False) -> bool:
     """Whether checking `source` with `codes` parses it at all (the prefilter): the
-    input limits apply only to files that are parsed."""
+    input limits apply only to files that are parsed. `called`: the project's code
+    calls into the module, which is modeled for its summary whatever its words."""
+    if called:
+        return True
     rules = [rule for rule in all_rules() if rule.code in codes]
     wants_model = summary_only or any(not rule.checks_suppressions for rule in rules)
     model = wants_model and bool(_MAY_HOLD_HAZARD.search(source))
@@ -83,11 +86,13 @@ def check_module(
     identity: ModuleIdentity | None = None,
     project: dict | None = None,
     summary_only: bool = False,
+    called: bool = False,
 ) -> ModuleResult:
     """Unsettled findings (see conditions.py), the module's summary and what it asked
-    the project. `summary_only`: build the model for the summary, run no rule."""
+    the project. `summary_only`: build the model for the summary, run no rule;
+    `called`: do so even without the prefilter's words (see needs_parse)."""
     identity = identity or identify(filename)
-    if not needs_parse(source, codes, summary_only):
+    if not needs_parse(source, codes, summary_only, called):
         return ModuleResult([], summary=exports_summary(source, identity.name, identity.package, filename))
     if "\0" in source:  # Python refuses the file; libcst would parse it (and the model trip on it)
         return ModuleResult([syntax_error(filename, source, None)])
@@ -97,7 +102,7 @@ def check_module(
         return ModuleResult([syntax_error(filename, source, error)])
     except Exception as error:  # libcst's own failures (a RecursionError, a panic)
         return ModuleResult([internal_error(filename, "the parser (libcst)", error)])
-    return check_parsed(source, module, filename, codes, identity, project, summary_only)
+    return check_parsed(source, module, filename, codes, identity, project, summary_only, called)
 
 
 def check_parsed(
@@ -108,6 +113,7 @@ def check_parsed(
     identity: ModuleIdentity | None = None,
     project: dict | None = None,
     summary_only: bool = False,
+    called: bool = False,
 ) -> ModuleResult:
     """check_module for a source already parsed into `module`."""
     identity = identity or identify(filename)
@@ -117,7 +123,7 @@ def check_parsed(
     result = ModuleResult([], module)
     found: list[Diagnostic] = []
     failed: list[Diagnostic] = []
-    if (model_rules or summary_only) and _MAY_HOLD_HAZARD.search(source):
+    if (model_rules or summary_only) and (called or _MAY_HOLD_HAZARD.search(source)):
         found, failed = _model_diagnostics(module, source, filename, model_rules, identity, project, result)
     directives = noqa_by_line(source) if suppression_rules or found else {}
     kept: list[Diagnostic] = []

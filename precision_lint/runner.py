@@ -43,8 +43,9 @@ MEMORY_PER_SOURCE_BYTE = 1200
 class Job:
     path: str
     codes: frozenset[str]
-    # "check", "fix" (write), "diff" (show, do not write), or "summary" (only the
-    # module's summary, for a module the run imports but did not list)
+    # "check", "fix" (write), "diff" (show, do not write), "summary" (only the
+    # module's summary, for a module the run imports but did not list) or "callee"
+    # (the summary of a module the prefilter skipped whose functions are called)
     mode: str = "check"
     unsafe: bool = False
     unfixable: frozenset[str] = frozenset()
@@ -157,13 +158,13 @@ def _run_job(job: Job) -> FileReport:
     if isinstance(loaded, Diagnostic):
         return FileReport(job.path, [loaded])
     source, size = loaded
-    summary_only = job.mode == "summary"
-    if needs_parse(source.text, job.codes, summary_only):
+    summary_only, called = job.mode in ("summary", "callee"), job.mode == "callee"
+    if needs_parse(source.text, job.codes, summary_only, called):
         over = check_limits(source.text, size, job.path, job.limits)
         if over is not None:
             return FileReport(job.path, [over])
-    if job.mode in ("check", "summary"):
-        result = check_module(source.text, job.path, job.codes, project=job.project, summary_only=summary_only)
+    if job.mode in ("check", "summary", "callee"):
+        result = check_module(source.text, job.path, job.codes, project=job.project, summary_only=summary_only, called=called)
         forget_positions()
         return FileReport(
             job.path, result.diagnostics, digest=source.digest, summary=result.summary, dependencies=result.dependencies

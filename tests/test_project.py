@@ -177,12 +177,14 @@ def test_relative_imports_resolve_from_the_package(module, dots, package, expect
     assert absolute_module(module, dots, package) == expected
 
 
-def test_a_chain_of_helpers_across_modules_is_followed_to_its_end(tmp_path):
-    # each module's helper returns the previous module's count: one round per link
+@pytest.mark.parametrize("header", ["import torch\n", ""], ids=["torch-helpers", "plain-helpers"])
+def test_a_chain_of_helpers_across_modules_is_followed_to_its_end(tmp_path, header):
+    # each module's helper returns the previous module's count: one round per link;
+    # helpers without a word of torch are skipped by the prefilter until one is called
     (tmp_path / "c0.py").write_text("import torch\n\ndef count0(mask):\n    return (mask != 0).sum()\n")
     for number in range(1, 6):
         (tmp_path / f"c{number}.py").write_text(
-            f"import torch\nfrom c{number - 1} import count{number - 1}\n\ndef count{number}(mask):\n    return count{number - 1}(mask)\n"
+            f"{header}from c{number - 1} import count{number - 1}\n\ndef count{number}(mask):\n    return count{number - 1}(mask)\n"
         )
     (tmp_path / "train.py").write_text(
         "import torch\nfrom c5 import count5\n\ndef run(masks):\n    total = torch.zeros(1)\n"

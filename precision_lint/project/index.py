@@ -42,21 +42,40 @@ class ProjectIndex:
         self._opaque: set[str] = set()
 
     # -- names -------------------------------------------------------------------------
-    def locate(self, qualified: str, hops: int = 0) -> tuple[str, str, Any] | None:
+    def locate(self, qualified: str) -> tuple[str, str, Any] | None:
         """("function" | "class", canonical name, its data) for a project name."""
+        found = self._owner(qualified)
+        if found is None:
+            return None
+        data, canonical = found
+        if canonical in data["functions"]:
+            return "function", canonical, data["functions"][canonical]
+        if canonical in data["classes"]:
+            return "class", canonical, data["classes"][canonical]
+        return None
+
+    def unmodeled_path(self, qualified: str) -> str | None:
+        """The file of the module that holds `qualified` when that module was read
+        only for its imports (the prefilter skipped it): modeling it would answer."""
+        found = self._owner(qualified)
+        if found is None or found[0].get("modeled", True):
+            return None
+        return found[0]["path"]
+
+    def _owner(self, qualified: str, hops: int = 0) -> tuple[dict[str, Any], str] | None:
+        """The summary of the module that holds a project name, following re-exports,
+        and the name's canonical spelling there."""
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             data = self.modules.get(".".join(parts[:cut]))
             if data is None:
                 continue
-            if qualified in data["functions"]:
-                return "function", qualified, data["functions"][qualified]
-            if qualified in data["classes"]:
-                return "class", qualified, data["classes"][qualified]
+            if qualified in data["functions"] or qualified in data["classes"]:
+                return data, qualified
             target = data["exports"].get(parts[cut])
             if target is not None and hops < _MAX_HOPS:
-                return self.locate(".".join([target, *parts[cut + 1 :]]), hops + 1)
-            return None
+                return self._owner(".".join([target, *parts[cut + 1 :]]), hops + 1)
+            return data, qualified
         return None
 
     def module_of(self, canonical: str) -> str | None:

@@ -47,9 +47,22 @@ def summarize(model: SemanticModel, display_path: str, source: str, evidence: li
 def exports_summary(source: str, module_name: str, package: str, display_path: str) -> dict[str, Any] | None:
     """The summary of a module with nothing to check (no torch, no counting): only
     the names it imports, so re-exports (`pkg/__init__.py`) still resolve. Read
-    with the standard parser, which is several times faster than the concrete one."""
-    if "import" not in source:
+    with the standard parser, which is several times faster than the concrete one.
+    `modeled` is false: when the project's code calls one of its functions, the
+    module is modeled for its summary then (project/analysis.py)."""
+    exports = _imported_names(source, package)
+    if exports is None:
         return None
+    return {
+        "module": module_name, "path": display_path, "functions": {}, "classes": {},
+        "exports": exports, "calls": {}, "opaque_calls": [], "evidence": [], "modeled": False,
+    }  # fmt: skip
+
+
+def _imported_names(source: str, package: str) -> dict[str, str] | None:
+    """The project names a module imports (None: it does not parse)."""
+    if "import" not in source:
+        return {}
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -67,12 +80,7 @@ def exports_summary(source: str, module_name: str, package: str, display_path: s
             for alias in node.names:
                 if alias.asname and not alias.name.startswith(_LIBRARIES):
                     exports[alias.asname] = alias.name
-    if not exports:
-        return None
-    return {
-        "module": module_name, "path": display_path, "functions": {}, "classes": {},
-        "exports": exports, "calls": {}, "opaque_calls": [], "evidence": [],
-    }  # fmt: skip
+    return exports
 
 
 def _own_names(model: SemanticModel) -> set[str]:
