@@ -129,6 +129,19 @@ def test_names_resolve_through_re_exports():
     assert index.fingerprint("f:pkg.missing") == NOTHING
 
 
+def test_a_name_in_a_module_read_only_for_its_imports_names_that_module():
+    plain = dict(_module("pkg.helpers", exports={"count": "pkg.core.count"}), modeled=False)
+    index = ProjectIndex([
+        _module("pkg", exports={"forward": "pkg.helpers.forward", "count": "pkg.helpers.count"}),
+        plain,
+        _module("pkg.core", functions={"pkg.core.count": _function(["x"], COUNT)}),
+    ])  # fmt: skip
+    assert index.unmodeled_path("pkg.forward") == "pkg/helpers.py"  # defined there, not summarized
+    assert index.unmodeled_path("pkg.count") is None  # re-exported from a modeled module
+    assert index.unmodeled_path("pkg.core.other") is None  # a modeled module does not define it
+    assert index.unmodeled_path("elsewhere.f") is None
+
+
 def test_parameters_take_what_every_call_site_passes():
     callee = _module("pkg.sync", functions={"pkg.sync.reduce": _function(["n"])})
     caller = _module("pkg.train", calls={"pkg.sync.reduce": [[[COUNT], {}]]})
