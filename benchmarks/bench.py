@@ -1,86 +1,311 @@
-"""Time a cold and a warm `precision-lint check` of a real repository side by side
-with `ruff check --select ALL` and TorchFix, and print the ratios.
+"""The one place that measures precision-lint's speed: cold and warm checks of real
+repositories, the pre-commit case (a few files handed over by name) and start-up,
+each next to `ruff check --select ALL` (output discarded) and TorchFix in the same
+run, and the ratios to ruff.
 
-    python benchmarks/bench.py PATH/TO/REPO [--ruff ruff] [--torchfix torchfix] [--runs 2]
+    python benchmarks/bench.py TREE [TREE ...] [--precommit ROOT FILE ...] [--runs 2]
+        [--ruff ruff] [--torchfix torchfix | --skip-torchfix] [--markdown OUT.md]
 
-Each tool runs on the same tree in the same invocation; the best of `--runs` wall
-times is reported. Tools that are not installed are listed as such, not guessed.
-This is a benchmark, not a test: nothing here asserts a time.
+- cold: `check --no-cache`; warm: a second run over the same files with the cache of
+  the first (nothing changed). ruff runs `--no-cache` cold and with its own cache warm.
+- the tools take turns within each round, so a busy machine slows them alike; the best
+  of `--runs` rounds is kept. TorchFix runs once (it takes minutes on a large tree).
+- start-up: `precision-lint --version` next to `python -c "import json"` and
+  `ruff --version`.
+- `--scale TREE`: files of 1,000, 10,000 and 100,000 lines made of TREE's modules one
+  after another, each checked on its own: time per line and peak memory (the worker's).
+
+Tools that are not installed are reported as such, never guessed. This is a benchmark,
+not a test: nothing here asserts a time; the targets of issue 14 are printed beside
+the ratios.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
-
-def best_time(command: list[str], cwd: Path, runs: int, prepare=None) -> float:
-    times = []
-    for _ in range(runs):
-        if prepare is not None:
-            prepare()
-        start = time.perf_counter()
-        subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        times.append(time.perf_counter() - start)
-    return min(times)
+# issue 14's targets, as the largest ratio to ruff (cold, except where said)
+TARGETS = {
+    "Megatron-LM cold": 3.0,
+    "torchmetrics cold": 4.0,
+    "pre-commit cold": 4.0,
+    "pre-commit warm": 2.0,
+    "--version (x `import json`)": 3.0,
+}
 
 
-def count_python(repo: Path) -> tuple[int, int]:
-    files = [p for p in repo.rglob("*.py") if ".git" not in p.parts]
-    lines = sum(p.read_bytes().count(b"\n") for p in files)
-    return len(files), lines
+# An installed package has its bytecode compiled; a shell that forbids writing it
+# (PYTHONDONTWRITEBYTECODE) would make every run compile the tool's modules again.
+ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(command: list[str], cwd: Path, timeout: float | None = None) -> tuple[float, float] | None:
+    """(wall seconds, CPU seconds) of one run; CPU is user + system time of the
+    process and of every process it waited for (the workers), as wait4 reports it:
+    on a loaded machine it is the steadier measure of the work done."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENVIRONMENT)
+    deadline = None if timeout is None else start + timeout
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG if deadline is not None else 0)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            process.kill()
+            process.wait()
+            return None
+        time.sleep(0.05)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+
+
+def ours_command() -> list[str]:
+    script = Path(sys.executable).with_name("precision-lint")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "precision_lint"]
+
+
+def count_python(root: Path, files: list[str] | None = None) -> tuple[int, int]:
+    paths = [root / f for f in files] if files else [p for p in root.rglob("*.py") if ".git" not in p.parts]
+    return len(paths), sum(p.read_bytes().count(b"\n") for p in paths)
+
+
+class Case:
+    """One input: a tree (`targets` = ["."]) or the pre-commit files, with a cache
+    folder per tool for the warm runs."""
+
+    def __init__(self, label: str, root: Path, targets: list[str], ruff: str | None) -> None:
+        self.label, self.root, self.targets, self.ruff = label, root, targets, ruff
+        self.scratch = Path(tempfile.mkdtemp(prefix="precision-lint-bench-"))
+        lint = ours_command()
+        quiet = ["--exit-zero", "-q", "--output-format", "concise"]
+        self.commands: dict[str, list[str]] = {
+            "precision-lint cold": [*lint, "check", *self.targets, "--no-cache", *quiet],
+            "precision-lint warm": [*lint, "check", *self.targets, "--cache-dir", str(self.scratch / "ours"), *quiet],
+        }
+        if ruff:
+            ruff_args = ["check", "--select", "ALL", "--exit-zero", "-q", "--isolated"]
+            self.commands["ruff cold"] = [ruff, *ruff_args, "--no-cache", *self.targets]
+            self.commands["ruff warm"] = [ruff, *ruff_args, "--cache-dir", str(self.scratch / "ruff"), *self.targets]
+        self.best: dict[str, float] = {}  # wall seconds, best of the rounds
+        self.cpu: dict[str, float] = {}  # CPU seconds, best of the rounds
+
+    def fill_caches(self) -> None:
+        for name in ("precision-lint warm", "ruff warm"):
+            if name in self.commands:
+                timed(self.commands[name], self.root)
+
+    def round(self) -> None:
+        for name, command in self.commands.items():
+            measured = timed(command, self.root)
+            if measured is not None:
+                wall, cpu = measured
+                self.best[name] = min(wall, self.best.get(name, wall))
+                self.cpu[name] = min(cpu, self.cpu.get(name, cpu))
+
+    def close(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("repo", type=Path)
-    parser.add_argument("--ruff", default="ruff", help="ruff executable")
-    parser.add_argument("--torchfix", default="torchfix", help="torchfix executable")
+    parser.add_argument("trees", nargs="*", type=Path, help="repositories to check whole, cold and warm")
+    parser.add_argument("--precommit", nargs="+", metavar=("ROOT", "FILE"), help="a root folder and the files a pre-commit run hands over")
     parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--skip-torchfix", action="store_true", help="TorchFix takes minutes on a large tree")
+    parser.add_argument("--ruff", default="ruff", help="ruff executable")
+    parser.add_argument("--torchfix", default="torchfix", help="TorchFix executable (in its own environment: it pins an old libcst)")
+    parser.add_argument("--skip-torchfix", action="store_true")
+    parser.add_argument("--torchfix-timeout", type=float, default=3600.0)
+    parser.add_argument("--scale", type=Path, metavar="TREE", help="also time 1k, 10k and 100k-line files made of TREE's modules")
+    parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
     args = parser.parse_args(argv)
-    repo = args.repo.resolve()
-    cache = Path(tempfile.mkdtemp(prefix="precision-lint-bench-"))
-    ours = [sys.executable, "-m", "precision_lint", "check", ".", "--exit-zero", "-q", "--output-format", "concise"]
+    ruff = _which(args.ruff)
+    torchfix = None if args.skip_torchfix else _which(args.torchfix)
+    load_before = os.getloadavg()
 
-    def clear_cache() -> None:
-        shutil.rmtree(cache, ignore_errors=True)
+    cases = [Case(tree.resolve().name, tree.resolve(), ["."], ruff) for tree in args.trees]
+    if args.precommit:
+        root, files = Path(args.precommit[0]).resolve(), args.precommit[1:]
+        cases.append(Case(f"pre-commit ({len(files)} files of {root.name})", root, files, ruff))
+    for case in cases:
+        case.fill_caches()
+    startup: dict[str, float] = {}
+    startup_cpu: dict[str, float] = {}
+    startup_commands = {
+        "precision-lint --version": [*ours_command(), "--version"],
+        'python -c "import json"': [sys.executable, "-c", "import json"],
+    }
+    if ruff:
+        startup_commands["ruff --version"] = [ruff, "--version"]
+    for _ in range(max(args.runs, 1)):
+        for case in cases:
+            case.round()
+        for _ in range(5):  # start-up is short: more samples
+            for name, command in startup_commands.items():
+                measured = timed(command, Path.cwd())
+                if measured is not None:
+                    startup[name] = min(measured[0], startup.get(name, measured[0]))
+                    startup_cpu[name] = min(measured[1], startup_cpu.get(name, measured[1]))
+    torchfix_times: dict[str, tuple[float, float] | None] = {}
+    if torchfix:
+        for case in cases:
+            torchfix_times[case.label] = timed([torchfix, *case.targets], case.root, args.torchfix_timeout)
+    load_after = os.getloadavg()
+    load_during = max(load_before[1], load_after[1])  # the 5-minute average: others' work too
 
-    results: dict[str, float | None] = {}
-    results["precision-lint (cold, no cache)"] = best_time(ours + ["--no-cache"], repo, args.runs)
-    results["precision-lint (cold cache)"] = best_time(ours + ["--cache-dir", str(cache)], repo, args.runs, clear_cache)
-    best_time(ours + ["--cache-dir", str(cache)], repo, 1)  # fill the cache
-    results["precision-lint (warm cache)"] = best_time(ours + ["--cache-dir", str(cache)], repo, args.runs)
-    clear_cache()
-    ruff = shutil.which(args.ruff)
-    results["ruff check --select ALL --no-cache"] = (
-        best_time([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", "."], repo, args.runs)
-        if ruff
-        else None
+    from importlib.metadata import version as installed
+
+    out: list[str] = []
+    out.append(
+        f"Run {date.today().isoformat()}: {os.cpu_count()} cores, load average {load_before[0]:.1f} before and "
+        f"{load_after[0]:.1f} after (5-minute average up to {load_during:.1f}); Python {platform.python_version()}, libcst {installed('libcst')}, "
+        f"ruff {_version([ruff, '--version']) if ruff else 'not installed'}, "
+        f"TorchFix {_version([torchfix, '--version']) if torchfix else 'not run'}; best of {args.runs} rounds."
     )
-    torchfix = shutil.which(args.torchfix)
-    results["torchfix"] = (
-        best_time([torchfix, "."], repo, 1) if torchfix and not args.skip_torchfix else None
-    )
-
-    files, lines = count_python(repo)
-    print(f"## {repo.name}: {files} Python files, {lines:,} lines (best of {args.runs} runs)\n")
-    print("| tool | wall s | x ruff | x precision-lint cold |")
-    print("|---|---|---|---|")
-    ruff_time = results["ruff check --select ALL --no-cache"]
-    cold = results["precision-lint (cold, no cache)"]
-    for name, seconds in results.items():
-        if seconds is None:
-            print(f"| {name} | not run / not installed | | |")
-            continue
-        vs_ruff = f"{seconds / ruff_time:.1f}" if ruff_time else ""
-        vs_cold = f"{seconds / cold:.2f}" if cold else ""
-        print(f"| {name} | {seconds:.2f} | {vs_ruff} | {vs_cold} |")
+    out.append("")
+    out.append("Wall seconds (best of the rounds); ratios are precision-lint's time over ruff's cold time (warm over ruff warm in the last column).")
+    out.append("")
+    out.append("| input | files | lines | precision-lint cold | warm | ruff cold | ruff warm | TorchFix | cold x ruff | warm x ruff cold | warm x ruff warm | cold x TorchFix |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios: dict[str, float] = {}
+    cpu_rows: list[str] = []
+    for case in cases:
+        files, lines = count_python(case.root, None if case.targets == ["."] else case.targets)
+        b, c = case.best, case.cpu
+        names = ("precision-lint cold", "precision-lint warm", "ruff cold", "ruff warm")
+        cold, warm, rcold, rwarm = (b.get(k) for k in names)
+        ccold, cwarm, crcold, crwarm = (c.get(k) for k in names)
+        tf = torchfix_times.get(case.label)
+        tf_text = "not run" if case.label not in torchfix_times else (f"{tf[0]:.2f}" if tf is not None else "timed out")
+        tf_cpu = "not run" if case.label not in torchfix_times else (f"{tf[1]:.2f}" if tf is not None else "timed out")
+        out.append(
+            f"| {case.label} | {files:,} | {lines:,} | {_s(cold)} | {_s(warm)} | {_s(rcold)} | {_s(rwarm)} | {tf_text} "
+            f"| {_x(cold, rcold)} | {_x(warm, rcold)} | {_x(warm, rwarm)} | {_x(cold, tf[0] if tf else None, 3)} |"
+        )
+        cpu_rows.append(
+            f"| {case.label} | {_s(ccold)} | {_s(cwarm)} | {_s(crcold)} | {_s(crwarm)} | {tf_cpu} "
+            f"| {_x(ccold, crcold)} | {_x(cwarm, crcold)} | {_x(cwarm, crwarm)} | {_x(ccold, tf[1] if tf else None, 3)} |"
+        )
+        key = "pre-commit" if case.label.startswith("pre-commit") else {"megatron-head": "Megatron-LM"}.get(case.label, case.label)
+        if cold and rcold:
+            ratios[f"{key} cold"] = cold / rcold
+        if warm and rcold:
+            ratios[f"{key} warm"] = warm / rcold
+        if ccold and crcold:
+            ratios[f"{key} cold (CPU)"] = ccold / crcold
+        if cwarm and crcold:
+            ratios[f"{key} warm (CPU)"] = cwarm / crcold
+        case.close()
+    out.append("")
+    out.append("CPU seconds (user + system, the workers included; best of the rounds): the work done, which a loaded machine disturbs less than wall time.")
+    out.append("")
+    out.append("| input | precision-lint cold | warm | ruff cold | ruff warm | TorchFix | cold x ruff | warm x ruff cold | warm x ruff warm | cold x TorchFix |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.extend(cpu_rows)
+    out.append("")
+    out.append("| start-up | wall s | CPU s |")
+    out.append("|---|---|---|")
+    for name, seconds in startup.items():
+        out.append(f"| {name} | {seconds:.3f} | {startup_cpu[name]:.3f} |")
+    version, json_start = startup.get("precision-lint --version"), startup.get('python -c "import json"')
+    if version and json_start:
+        ratios["--version (x `import json`)"] = version / json_start
+    version, json_start = startup_cpu.get("precision-lint --version"), startup_cpu.get('python -c "import json"')
+    if version and json_start:
+        ratios["--version (x `import json`) (CPU)"] = version / json_start
+    out.append("")
+    out.append("| issue 14 target | wall ratio | CPU ratio | at most | met (wall) |")
+    out.append("|---|---|---|---|---|")
+    for name, limit in TARGETS.items():
+        ratio, cpu_ratio = ratios.get(name), ratios.get(_cpu_key(name))
+        met = "" if ratio is None else ("yes" if ratio <= limit else "no")
+        out.append(f"| {name} | {'' if ratio is None else f'{ratio:.1f}x'} | {'' if cpu_ratio is None else f'{cpu_ratio:.1f}x'} | {limit:.0f}x | {met} |")
+    if args.scale:
+        out.append("")
+        out.append("| one file of | precision-lint cold wall s | CPU s | CPU us per line | peak MB |")
+        out.append("|---|---|---|---|---|")
+        for lines, seconds, cpu, peak in scale(args.scale):
+            out.append(f"| {lines:,} lines | {seconds:.2f} | {cpu:.2f} | {cpu / lines * 1e6:.0f} | {peak:.0f} |")
+    text = "\n".join(out) + "\n"
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text)
     return 0
+
+
+def scale(tree: Path, sizes=(1_000, 10_000, 100_000)) -> list[tuple[int, float, float, float]]:
+    """(lines, wall seconds, CPU seconds, peak MB of the largest process) of a cold check of one file of each size, made of the
+    tree's modules that parse on their own (without `from __future__` lines, which
+    must come first)."""
+    import ast
+
+    chunks = []
+    for path in sorted(tree.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("from __future__"))
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        chunks.append(text if text.endswith("\n") else text + "\n")
+        if sum(chunk.count("\n") for chunk in chunks) >= max(sizes):
+            break
+    results = []
+    with tempfile.TemporaryDirectory(prefix="precision-lint-scale-") as scratch:
+        folder = Path(scratch)
+        (folder / "pyproject.toml").write_text("[tool.precision-lint]\nmax-file-size = 100000000\n")
+        for size in sizes:
+            text, total = [], 0
+            for chunk in chunks:  # whole modules, up to the size
+                if total + chunk.count("\n") > size and total:
+                    break
+                text.append(chunk)
+                total += chunk.count("\n")
+            target = folder / f"lines_{size}.py"
+            target.write_text("".join(text))
+            start = time.perf_counter()
+            process = subprocess.Popen([*ours_command(), "check", target.name, "--no-cache", "--exit-zero", "-q"], cwd=folder,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENVIRONMENT)  # fmt: skip
+            _, _, usage = os.wait4(process.pid, 0)
+            results.append((total, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024))
+    return results
+
+
+def _which(name: str) -> str | None:
+    """The executable's absolute path (the tools run in other folders), None if absent."""
+    found = shutil.which(name)
+    return os.path.abspath(found) if found else None
+
+
+def _s(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds:.2f}"
+
+
+def _x(ours: float | None, theirs: float | None, digits: int = 1) -> str:
+    return "" if not ours or not theirs else f"{ours / theirs:.{digits}f}"
+
+
+def _cpu_key(target: str) -> str:
+    """The CPU ratio's key for a target's: "pre-commit warm" -> "pre-commit warm (CPU)"."""
+    if target.startswith("--version"):
+        return "--version (x `import json`) (CPU)"
+    return f"{target} (CPU)"
+
+
+def _version(command: list[str]) -> str:
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    words = result.stdout.strip().split()
+    return words[-1] if words else "?"
 
 
 if __name__ == "__main__":

@@ -1,7 +1,5 @@
 """precision-lint: numerical-precision hazards in PyTorch code."""
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("precision-lint")
-except PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0.0.0"
+# The same as pyproject.toml's (tests/test_speed.py checks it): asking the installed
+# metadata (importlib.metadata) costs more than the whole of `--version` may.
+__version__ = "0.1.0"

@@ -15,7 +15,8 @@ from .failures import internal_error
 from .model.evidence import collect_evidence
 from .model.semantic import SemanticModel, build_model
 from .model.summaries import Evidence, ProjectFacts
-from .positions import SourcePositions, forget_positions
+from .parsing import parse_module
+from .positions import NotLocal, SourcePositions, StatementPositions, forget_positions, positions_for
 from .project.index import ModuleContext
 from .project.modules import ModuleIdentity, identify
 from .project.summary import exports_summary, summarize
@@ -47,9 +48,12 @@ class ModuleResult:
     facts: ProjectFacts = field(default_factory=ProjectFacts)
 
 
-def needs_parse(source: str, codes: frozenset[str], summary_only: bool = False) -> bool:
+def needs_parse(source: str, codes: frozenset[str], summary_only: bool = False, called: bool = False) -> bool:
     """Whether checking `source` with `codes` parses it at all (the prefilter): the
-    input limits apply only to files that are parsed."""
+    input limits apply only to files that are parsed. `called`: the project's code
+    calls into the module, which is modeled for its summary whatever its words."""
+    if called:
+        return True
     rules = [rule for rule in all_rules() if rule.code in codes]
     wants_model = summary_only or any(not rule.checks_suppressions for rule in rules)
     model = wants_model and bool(_MAY_HOLD_HAZARD.search(source))
@@ -82,21 +86,23 @@ def check_module(
     identity: ModuleIdentity | None = None,
     project: dict | None = None,
     summary_only: bool = False,
+    called: bool = False,
 ) -> ModuleResult:
     """Unsettled findings (see conditions.py), the module's summary and what it asked
-    the project. `summary_only`: build the model for the summary, run no rule."""
+    the project. `summary_only`: build the model for the summary, run no rule;
+    `called`: do so even without the prefilter's words (see needs_parse)."""
     identity = identity or identify(filename)
-    if not needs_parse(source, codes, summary_only):
+    if not needs_parse(source, codes, summary_only, called):
         return ModuleResult([], summary=exports_summary(source, identity.name, identity.package, filename))
     if "\0" in source:  # Python refuses the file; libcst would parse it (and the model trip on it)
         return ModuleResult([syntax_error(filename, source, None)])
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)  # a long module in pieces (parsing.py)
     except cst.ParserSyntaxError as error:
         return ModuleResult([syntax_error(filename, source, error)])
     except Exception as error:  # libcst's own failures (a RecursionError, a panic)
         return ModuleResult([internal_error(filename, "the parser (libcst)", error)])
-    return check_parsed(source, module, filename, codes, identity, project, summary_only)
+    return check_parsed(source, module, filename, codes, identity, project, summary_only, called)
 
 
 def check_parsed(
@@ -107,6 +113,7 @@ def check_parsed(
     identity: ModuleIdentity | None = None,
     project: dict | None = None,
     summary_only: bool = False,
+    called: bool = False,
 ) -> ModuleResult:
     """check_module for a source already parsed into `module`."""
     identity = identity or identify(filename)
@@ -116,7 +123,7 @@ def check_parsed(
     result = ModuleResult([], module)
     found: list[Diagnostic] = []
     failed: list[Diagnostic] = []
-    if (model_rules or summary_only) and _MAY_HOLD_HAZARD.search(source):
+    if (model_rules or summary_only) and (called or _MAY_HOLD_HAZARD.search(source)):
         found, failed = _model_diagnostics(module, source, filename, model_rules, identity, project, result)
     directives = noqa_by_line(source) if suppression_rules or found else {}
     kept: list[Diagnostic] = []
@@ -169,13 +176,22 @@ def _model_diagnostics(
     if not findings:
         return [], failed
     try:
-        placer = _Placer(module, source)
+        try:
+            placed, unplaced = _place(_Placer(positions_for(module, source)), findings, filename)
+        except NotLocal:  # a statement libcst does not reproduce: the whole-module pass
+            placed, unplaced = _place(_Placer(SourcePositions(module, source)), findings, filename)
     except Exception as error:
         return [], [*failed, internal_error(filename, "placing the findings", error)]
-    placed = []
+    return placed, failed + unplaced
+
+
+def _place(placer: "_Placer", findings: list[tuple[type[Rule], Finding]], filename: str) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    placed, failed = [], []
     for rule, finding in findings:
         try:
             placed.append(placer.diagnostic(rule, finding, filename))
+        except NotLocal:
+            raise
         except Exception as error:
             failed.append(internal_error(filename, _rule_label(rule), error))
     return placed, failed
@@ -239,10 +255,10 @@ def syntax_error(filename: str, source: str, error: cst.ParserSyntaxError | None
 
 class _Placer:
     """Turns node-based findings into positioned diagnostics. Positions are only
-    computed for files that have findings (it costs a pass over the module)."""
+    computed for files that have findings, for the statements that hold them."""
 
-    def __init__(self, module: cst.Module, source: str) -> None:
-        self.positions = SourcePositions(module, source)
+    def __init__(self, positions: SourcePositions | StatementPositions) -> None:
+        self.positions = positions
 
     def span(self, node: cst.CSTNode) -> tuple[Location, Location]:
         return self.positions.approximate_span(node)

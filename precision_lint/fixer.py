@@ -14,6 +14,7 @@ from .engine import check_module, check_parsed
 from .project.modules import identify
 from .failures import INTERNAL_ERROR, REPORT_HINT, failure, is_failure
 from .fix_guard import check_edits
+from .parsing import parse_module
 from .positions import forget_positions
 from .registry import rule_by_code_or_name
 from .source import LineIndex, splice
@@ -163,7 +164,7 @@ def _try(source: str, module: cst.Module, pieces: list[Piece]) -> tuple[str, cst
     """(new source, its module, None) or (…, None, what is wrong with the edits)."""
     new_source = splice(source, pieces)
     try:
-        new_module = cst.parse_module(new_source)
+        new_module = parse_module(new_source)  # as the engine parses (parsing.py)
     except cst.ParserSyntaxError as error:
         return new_source, None, f"it produces code that does not parse ({str(error.message).strip().splitlines()[0]})"
     problem = check_edits(source, module, new_module, pieces)

@@ -6,12 +6,18 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from .rule import Rule
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .rule import Rule
 
 
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
+    # imported here: the rule modules (and Rule) import the model and libcst, which
+    # code that only needs the rules' codes does not (catalog.py)
     from . import rules as package
+    from .rule import Rule
 
     found: list[type[Rule]] = []
     for info in pkgutil.iter_modules(package.__path__):

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from enum import Enum
 from typing import ClassVar, Iterable
 
 import libcst as cst
 
+from .catalog import FixAvailability  # defined there, so reading rule metadata needs no libcst
 from .diagnostics import Applicability, Severity
 from .model.semantic import SemanticModel
-
-
-class FixAvailability(Enum):
-    NONE = "none"
-    SOMETIMES = "sometimes"
-    ALWAYS = "always"
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,13 @@ from __future__ import annotations
 import sys
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .catalog import rule_codes
 from .registry import all_rules
-from .rule import Rule
+
+if TYPE_CHECKING:  # the rule classes import libcst; `rule` renders catalog entries
+    from .rule import Rule
 
 # Hosts and owners that stand for "fill this in": never linked to.
 PLACEHOLDERS = ("example.com", "example.org", "example.net", "/owner/", "your-org", "your_org", "localhost", "<", ">")
@@ -58,7 +62,7 @@ def installed_project_urls() -> tuple[str, ...]:
 
 
 def rule_url(code: str | None, project_urls: tuple[str, ...] | None = None) -> str | None:
-    if code is None or not any(rule.code == code for rule in all_rules()):
+    if code is None or code not in rule_codes():
         return None
     by_label: dict[str, str] = {}
     for entry in installed_project_urls() if project_urls is None else project_urls:

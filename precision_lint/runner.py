@@ -8,29 +8,28 @@ text back and this process writes it, so a fix is never written without being re
 """
 from __future__ import annotations
 
-import difflib
-import multiprocessing
+import gc
 import os
 import signal
 import sys
-import tempfile
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from . import speedups
 from .deep_stack import RECURSION_LIMIT, call_with_deep_stack
 from .diagnostics import Diagnostic, Location
-from .engine import check_module, needs_parse
 from .failures import CHECKER_CRASH, IO_ERROR, REPORT_HINT, failure, internal_error, is_failure
-from .fixer import fix_source
 from .limits import InputLimits, check_limits
-from .positions import forget_positions
 from .source import (
     BadCodingCookie, EncodingNotKept, SourceChanged, SourceFile, UndecodableSource, decode, encode_like,
     signals_deferred, split_lines_keeping_ends, write_in_place,
 )  # fmt: skip
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 # Below this many files one worker does the work: more cost more than they save.
 PARALLEL_THRESHOLD = 16
@@ -44,8 +43,9 @@ MEMORY_PER_SOURCE_BYTE = 1200
 class Job:
     path: str
     codes: frozenset[str]
-    # "check", "fix" (write), "diff" (show, do not write), or "summary" (only the
-    # module's summary, for a module the run imports but did not list)
+    # "check", "fix" (write), "diff" (show, do not write), "summary" (only the
+    # module's summary, for a module the run imports but did not list) or "callee"
+    # (the summary of a module the prefilter skipped whose functions are called)
     mode: str = "check"
     unsafe: bool = False
     unfixable: frozenset[str] = frozenset()
@@ -104,9 +104,53 @@ def run_job(job: Job) -> FileReport:
     """Check or fix one file. Anything that escapes the engine's own guards is still
     only this file's internal error."""
     try:
-        return _run_job(job)
+        with collector_paused():
+            return _run_job(job)
     except Exception as error:  # MemoryError and RecursionError included
         return FileReport(job.path, [internal_error(job.path, "the checker", error)])
+
+
+@contextmanager
+def collector_paused():
+    """No cyclic garbage collection while one file is parsed and modeled: the tree is
+    alive until the file is done, and each collection walks all of it again (a third
+    of the time at 100k lines, quadratic in the file's size). The tree is freed by
+    reference counting; what cycles are left are collected once, after the file."""
+    if not speedups.enabled("gc") or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect(0)  # everything made since the pause is still in the youngest generation
+
+
+# The engine and the fixer are imported when a file is checked, not with this module: a
+# run served from the cache checks none, and importing them imports libcst and the model.
+def check_module(*args, **kwargs):
+    from .engine import check_module as check
+
+    return check(*args, **kwargs)
+
+
+def needs_parse(*args, **kwargs) -> bool:
+    from .engine import needs_parse as needs
+
+    return needs(*args, **kwargs)
+
+
+def fix_source(*args, **kwargs):
+    from .fixer import fix_source as fix
+
+    return fix(*args, **kwargs)
+
+
+def forget_positions() -> None:
+    from .positions import forget_positions as forget
+
+    forget()
 
 
 def _run_job(job: Job) -> FileReport:
@@ -114,13 +158,13 @@ def _run_job(job: Job) -> FileReport:
     if isinstance(loaded, Diagnostic):
         return FileReport(job.path, [loaded])
     source, size = loaded
-    summary_only = job.mode == "summary"
-    if needs_parse(source.text, job.codes, summary_only):
+    summary_only, called = job.mode in ("summary", "callee"), job.mode == "callee"
+    if needs_parse(source.text, job.codes, summary_only, called):
         over = check_limits(source.text, size, job.path, job.limits)
         if over is not None:
             return FileReport(job.path, [over])
-    if job.mode in ("check", "summary"):
-        result = check_module(source.text, job.path, job.codes, project=job.project, summary_only=summary_only)
+    if job.mode in ("check", "summary", "callee"):
+        result = check_module(source.text, job.path, job.codes, project=job.project, summary_only=summary_only, called=called)
         forget_positions()
         return FileReport(
             job.path, result.diagnostics, digest=source.digest, summary=result.summary, dependencies=result.dependencies
@@ -181,6 +225,8 @@ def commit(report: FileReport) -> FileReport:
 
 
 def unified_diff(before: str, after: str, path: str) -> str:
+    import difflib
+
     return "".join(
         difflib.unified_diff(split_lines_keeping_ends(before), split_lines_keeping_ends(after), fromfile=path, tofile=path)
     )
@@ -229,13 +275,34 @@ class _NoWorkers(Exception):
     pass
 
 
+def _wait(objects):
+    from multiprocessing.connection import wait
+
+    return wait(objects)
+
+
+def _preload_checker() -> None:
+    """Import the engine (libcst, the model, the rules) and the fixer in this process
+    before workers are forked from it: each worker inherits them instead of importing
+    them again (a quarter of a second of CPU per worker, and one run starts a pool per
+    round: the files, the modules they import, the files checked again)."""
+    from . import engine, fixer  # noqa: F401
+    from .registry import all_rules
+
+    all_rules()
+
+
 class _Pool:
     """Worker processes that each take one job at a time, so a worker that dies is
     known by the job it held; it is replaced and the run goes on."""
 
     def __init__(self, size: int, memory: int) -> None:
         self.size, self.memory = size, memory
+        import multiprocessing  # a run served from the cache starts no worker
+
         method = "fork" if sys.platform.startswith("linux") else "spawn"
+        if method == "fork":
+            _preload_checker()
         self.context = multiprocessing.get_context(method)
         self.workers: list[_Worker] = []
         self.early_deaths = 0
@@ -256,7 +323,7 @@ class _Pool:
                     if self.early_deaths > 3:
                         raise _NoWorkers("worker processes die before they take a job")
                     idle.append(self._start())
-            ready = set(wait([w.connection for w in busy] + [w.process.sentinel for w in busy]))
+            ready = set(_wait([w.connection for w in busy] + [w.process.sentinel for w in busy]))
             for worker in [w for w in busy if w.connection in ready or w.process.sentinel in ready]:
                 busy.remove(worker)
                 number, report = worker.job, worker.collect()
@@ -271,6 +338,8 @@ class _Pool:
                     idle.append(worker)
 
     def _start(self) -> _Worker:
+        import tempfile
+
         try:
             handle, log = tempfile.mkstemp(prefix="precision-lint-worker-", suffix=".log")
             os.close(handle)
@@ -351,6 +420,8 @@ def _worker_main(connection: Connection, memory: int, log: str) -> None:
         os.dup2(stream.fileno(), 2)
     _limit_memory(memory)
     sys.setrecursionlimit(RECURSION_LIMIT)
+    if speedups.enabled("gc"):
+        gc.freeze()  # what the worker imported is never garbage: no collection walks it
     while True:
         try:
             job = connection.recv()

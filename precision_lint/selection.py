@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .registry import all_rules
+from .catalog import rule_codes, rule_entries  # read from source: no rule module imported
 from .suggest import did_you_mean
 
 
@@ -32,13 +32,13 @@ def _specificity(selector: str, code: str) -> int | None:
 
 
 def _known_selectors() -> list[str]:
-    codes = [rule.code for rule in all_rules()]
+    codes = rule_codes()
     prefixes = {code[:length] for code in codes for length in range(2, len(code))}
     return ["ALL", *sorted(prefixes), *codes]
 
 
 def validate(selectors: Iterable[str]) -> list[str]:
-    codes = [rule.code for rule in all_rules()]
+    codes = rule_codes()
     normalized = []
     for selector in selectors:
         written = selector.strip()
@@ -52,7 +52,7 @@ def validate(selectors: Iterable[str]) -> list[str]:
 
 
 def _hint(written: str) -> str:
-    by_name = {rule.name: rule.code for rule in all_rules()}
+    by_name = {entry.name: entry.code for entry in rule_entries()}
     if written.lower() in by_name:
         return f"; did you mean `{by_name[written.lower()]}` ({written.lower()})?"
     return did_you_mean(written.upper(), _known_selectors(), quote="`")
@@ -69,12 +69,12 @@ def resolve_steps(steps: Iterable[SelectionStep]) -> frozenset[str]:
         negative = validate(step.ignore)
         if step.select is not None:
             enabled = set()
-        for rule in all_rules():
-            best_on, best_off = _best(positive, rule.code), _best(negative, rule.code)
+        for code in rule_codes():
+            best_on, best_off = _best(positive, code), _best(negative, code)
             if best_on is not None and (best_off is None or best_on > best_off):
-                enabled.add(rule.code)
+                enabled.add(code)
             elif best_off is not None:
-                enabled.discard(rule.code)
+                enabled.discard(code)
     return frozenset(enabled)
 
 
@@ -86,5 +86,5 @@ def matching_codes(selectors: Iterable[str]) -> frozenset[str]:
     """Every rule code any of `selectors` matches."""
     chosen = validate(selectors)
     return frozenset(
-        rule.code for rule in all_rules() if any(_specificity(s, rule.code) is not None for s in chosen)
+        code for code in rule_codes() if any(_specificity(s, code) is not None for s in chosen)
     )

@@ -10,6 +10,9 @@ _NOQA = re.compile(
     re.IGNORECASE,
 )
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+# A directive is a comment, so its line has a `#` before the `noqa`: without such a
+# line the file is not tokenized (the tokenizer is the costly part).
+_CANDIDATE = re.compile(r"#[^\r\n]*noqa", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 OUR_PREFIX = "PH"
 
@@ -40,7 +43,7 @@ def noqa_by_line(source: str) -> dict[int, Noqa]:
     comments count (the tokenizer tells them from `# noqa` inside a string), and
     lines are numbered as Python numbers them (a form feed is not a line break)."""
     directives: dict[int, Noqa] = {}
-    if "noqa" not in source.lower():
+    if _CANDIDATE.search(source) is None:
         return directives
     try:
         tokens = list(tokenize.generate_tokens(iter(physical_lines(source)).__next__))

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import HAZARD, run_cli
-from precision_lint.cli import _only_changed
+from precision_lint.commands import _only_changed
 from precision_lint.diagnostics import Location
 from precision_lint.failures import IO_ERROR, failure
 from precision_lint.runner import Job, run_jobs

@@ -129,6 +129,19 @@ def test_names_resolve_through_re_exports():
     assert index.fingerprint("f:pkg.missing") == NOTHING
 
 
+def test_a_name_in_a_module_read_only_for_its_imports_names_that_module():
+    plain = dict(_module("pkg.helpers", exports={"count": "pkg.core.count"}), modeled=False)
+    index = ProjectIndex([
+        _module("pkg", exports={"forward": "pkg.helpers.forward", "count": "pkg.helpers.count"}),
+        plain,
+        _module("pkg.core", functions={"pkg.core.count": _function(["x"], COUNT)}),
+    ])  # fmt: skip
+    assert index.unmodeled_path("pkg.forward") == "pkg/helpers.py"  # defined there, not summarized
+    assert index.unmodeled_path("pkg.count") is None  # re-exported from a modeled module
+    assert index.unmodeled_path("pkg.core.other") is None  # a modeled module does not define it
+    assert index.unmodeled_path("elsewhere.f") is None
+
+
 def test_parameters_take_what_every_call_site_passes():
     callee = _module("pkg.sync", functions={"pkg.sync.reduce": _function(["n"])})
     caller = _module("pkg.train", calls={"pkg.sync.reduce": [[[COUNT], {}]]})
@@ -175,3 +188,22 @@ def test_relative_imports_resolve_from_the_package(module, dots, package, expect
     from precision_lint.model.imports import absolute_module
 
     assert absolute_module(module, dots, package) == expected
+
+
+@pytest.mark.parametrize("header", ["import torch\n", ""], ids=["torch-helpers", "plain-helpers"])
+def test_a_chain_of_helpers_across_modules_is_followed_to_its_end(tmp_path, header):
+    # each module's helper returns the previous module's count: one round per link;
+    # helpers without a word of torch are skipped by the prefilter until one is called
+    (tmp_path / "c0.py").write_text("import torch\n\ndef count0(mask):\n    return (mask != 0).sum()\n")
+    for number in range(1, 6):
+        (tmp_path / f"c{number}.py").write_text(
+            f"{header}from c{number - 1} import count{number - 1}\n\ndef count{number}(mask):\n    return count{number - 1}(mask)\n"
+        )
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom c5 import count5\n\ndef run(masks):\n    total = torch.zeros(1)\n"
+        "    for mask in masks:\n        total += count5(mask)\n    return total\n"
+    )
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert _found(tmp_path, *cache, ".") == {("train.py", 5, "PH001")}
+    # the first run reached the fixed point: a run from its cache says the same
+    assert _found(tmp_path, *cache, ".") == {("train.py", 5, "PH001")}

@@ -6,15 +6,16 @@ index gathers it from every module, and findings on the model's run-time dtype a
 raised (or kept) by it."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import torch_api as api
-from .autocast import region_of
 from .dtypes import BFLOAT16, FLOAT16, FLOAT64
-from .semantic import SemanticModel
 from .values import Kind
+
+if TYPE_CHECKING:  # conditions.py reads the kinds above in runs that parse nothing
+    import libcst as cst
+
+    from .semantic import SemanticModel
 
 HALF = "half"  # parameters and buffers cast to bfloat16/float16
 AUTOCAST = "autocast"  # matmul-like ops run in bfloat16/float16
@@ -39,6 +40,10 @@ def collect_evidence(model: SemanticModel) -> list[Seen]:
 
 
 def _kind(fact, model: SemanticModel) -> str | None:
+    import libcst as cst
+
+    from .autocast import region_of  # imports libcst
+
     node = fact.node
     name = fact.qualified or fact.method or ""
     if fact.method in ("half", "bfloat16") and _module_like(node.func.value, model):
@@ -86,6 +91,8 @@ def _dtype(model: SemanticModel, node: cst.BaseExpression):
 def _module_like(receiver: cst.BaseExpression, model: SemanticModel) -> bool:
     """`model.half()`, `self.bfloat16()`, `self.encoder.to(torch.bfloat16)`: a receiver
     that is a module (an instance, `self`, or named like one), not a tensor."""
+    import libcst as cst
+
     value = model.value_of(receiver)
     if value.kind in (Kind.SELF, Kind.INSTANCE):
         return True

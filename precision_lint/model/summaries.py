@@ -4,11 +4,12 @@ project index for other modules. Calls to anything else stay unknown."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
-
-import libcst as cst
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from .values import UNKNOWN, Kind, Value, join
+
+if TYPE_CHECKING:  # the project index reads summaries without libcst
+    import libcst as cst
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,8 @@ def join_bindings(sites: list[dict[str, Value]]) -> dict[str, Value]:
 
 
 def literal_default(node: cst.BaseExpression) -> Value:
+    import libcst as cst
+
     if isinstance(node, cst.Integer):
         return Value.py_int()
     if isinstance(node, cst.Float):

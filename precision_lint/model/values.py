@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from .dtypes import BOOL, FLOAT16, FLOAT64, INT64, RUNTIME_FLOAT, DType
 from .promotion import Operand, Tier
+
+if TYPE_CHECKING:  # only annotations: the project index reads values without libcst
+    import libcst as cst
 
 
 class Kind(Enum):

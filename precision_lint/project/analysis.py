@@ -20,11 +20,15 @@ from ..runner import FileReport, Job, run_jobs
 from .index import ProjectIndex
 from .modules import identify, modules_to_read
 
-MAX_ROUNDS = 3
+# Each round checks again only the files whose answers changed, and a chain of helpers
+# across modules takes a round per link (Megatron-LM needs six): stopping short would
+# leave a cold run's findings different from the next run's, which goes on from its cache.
+MAX_ROUNDS = 10
 # modules outside the run read for their summaries, at most (a pre-commit run
 # hands over a few files; their imports are resolved, not the whole tree)
 MAX_IMPORTED_MODULES = 64
 _REEXPORT_DEPTH = 3
+_CACHED_MODES = ("check", "summary", "callee")  # a fix's report depends on what it wrote
 
 
 def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> list[FileReport]:
@@ -33,7 +37,15 @@ def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[
     finally:
         if cache is not None:
             cache.save()  # what was checked before an interruption stays cached
-    return [replace(report, diagnostics=resolve(report.diagnostics, index.facts_for(report.path))) for report in reports]
+    return [_settled(report, index) for report in reports]
+
+
+def _settled(report: FileReport, index: ProjectIndex) -> FileReport:
+    """The report with its findings settled by the evidence that concerns its file
+    (only findings with conditions ask; most files have none)."""
+    if not any(diagnostic.conditions for diagnostic in report.diagnostics):
+        return report
+    return replace(report, diagnostics=resolve(report.diagnostics, index.facts_for(report.path)))
 
 
 def check_unsettled(jobs: list[Job], runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> tuple[list[FileReport], ProjectIndex]:
@@ -46,11 +58,25 @@ def check_unsettled(jobs: list[Job], runner: Callable[[list[Job]], list[FileRepo
 
 def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIndex]:
     """Every file checked (or fixed), again where the answers it got changed, until
-    they hold. A file fixed again starts from what the first round wrote."""
+    they hold. A file fixed again starts from what the first round wrote. Modules the
+    prefilter skipped are modeled once the project's code calls their functions; they
+    take part in the rounds, but their reports are not the run's."""
+    listed = len(jobs)
+    jobs = list(jobs)
     reports = _first_round(jobs, cache, runner)
     extra = _imported_summaries(jobs, reports, cache, runner)
-    index = ProjectIndex(_summaries(reports + extra))
+
+    def index_now() -> ProjectIndex:  # a callee's full summary after the imports-only one
+        return ProjectIndex(_summaries(reports[:listed] + extra + reports[listed:]))
+
+    index = index_now()
     for _ in range(MAX_ROUNDS - 1):
+        # the callees first, and the callees they ask about in turn: cheap, since only
+        # modules that were asked about are modeled
+        while callees := _callees(reports + extra, index, {job.path for job in jobs[listed:]}, jobs[0] if jobs else None):
+            jobs += callees
+            reports += _first_round(callees, cache, runner)
+            index = index_now()
         stale = [i for i, report in enumerate(reports) if _is_stale(report, index)]
         if not stale:
             break
@@ -60,15 +86,31 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
                 report = replace(report, fixed=reports[i].fixed + report.fixed)
             reports[i] = report
             _remember(cache, jobs[i], report)
-        index = ProjectIndex(_summaries(reports + extra))
-    return reports, index
+        index = index_now()
+    return reports[:listed], index
+
+
+def _callees(reports: list[FileReport], index: ProjectIndex, modeled: set[str], template: Job | None) -> list[Job]:
+    """Jobs that model the modules read only for their imports whose functions or
+    classes some file asked about (a helper module without torch that forwards a
+    count): what they answer may change the asking file's findings."""
+    if template is None:
+        return []
+    wanted: dict[str, None] = {}
+    for report in reports:
+        for key in report.dependencies:
+            kind, _, name = key.partition(":")
+            path = index.unmodeled_path(name) if kind in ("f", "c") else None
+            if path is not None and path not in modeled:
+                wanted[path] = None
+    return [Job(path, template.codes, mode="callee", limits=template.limits) for path in wanted]
 
 
 def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
     reports: list[FileReport | None] = [None] * len(checks)
     pending: list[int] = []
     for i, job in enumerate(checks):
-        cached = cache.get_report(job) if cache is not None and job.mode in ("check", "summary") else None
+        cached = cache.get_report(job) if cache is not None and job.mode in _CACHED_MODES else None
         if cached is not None:
             reports[i] = cached
         else:
@@ -80,7 +122,7 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
 
 
 def _remember(cache, job: Job, report: FileReport) -> None:
-    if cache is not None and job.mode in ("check", "summary"):
+    if cache is not None and job.mode in _CACHED_MODES:
         cache.put_report(job, report)
 
 

@@ -36,26 +36,46 @@ class ProjectIndex:
         for name in ambiguous:
             del self.modules[name]
         self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
+        self._evidence_paths = {_path_of(e) for e in self.facts.evidence}  # asked once each per file
         self.imports = ImportGraph(everything, self.modules, self.module_of)
         self._params: dict[str, list[dict[str, Value]]] | None = None
         self._opaque: set[str] = set()
 
     # -- names -------------------------------------------------------------------------
-    def locate(self, qualified: str, hops: int = 0) -> tuple[str, str, Any] | None:
+    def locate(self, qualified: str) -> tuple[str, str, Any] | None:
         """("function" | "class", canonical name, its data) for a project name."""
+        found = self._owner(qualified)
+        if found is None:
+            return None
+        data, canonical = found
+        if canonical in data["functions"]:
+            return "function", canonical, data["functions"][canonical]
+        if canonical in data["classes"]:
+            return "class", canonical, data["classes"][canonical]
+        return None
+
+    def unmodeled_path(self, qualified: str) -> str | None:
+        """The file of the module that holds `qualified` when that module was read
+        only for its imports (the prefilter skipped it): modeling it would answer."""
+        found = self._owner(qualified)
+        if found is None or found[0].get("modeled", True):
+            return None
+        return found[0]["path"]
+
+    def _owner(self, qualified: str, hops: int = 0) -> tuple[dict[str, Any], str] | None:
+        """The summary of the module that holds a project name, following re-exports,
+        and the name's canonical spelling there."""
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             data = self.modules.get(".".join(parts[:cut]))
             if data is None:
                 continue
-            if qualified in data["functions"]:
-                return "function", qualified, data["functions"][qualified]
-            if qualified in data["classes"]:
-                return "class", qualified, data["classes"][qualified]
+            if qualified in data["functions"] or qualified in data["classes"]:
+                return data, qualified
             target = data["exports"].get(parts[cut])
             if target is not None and hops < _MAX_HOPS:
-                return self.locate(".".join([target, *parts[cut + 1 :]]), hops + 1)
-            return None
+                return self._owner(".".join([target, *parts[cut + 1 :]]), hops + 1)
+            return data, qualified
         return None
 
     def module_of(self, canonical: str) -> str | None:
@@ -68,7 +88,8 @@ class ProjectIndex:
     def facts_for(self, path: str) -> ProjectFacts:
         """The evidence that can concern one file: what a module shows about running
         the model reaches only the code run alongside it (see ImportGraph)."""
-        return ProjectFacts([e for e in self.facts.evidence if self.imports.run_together(_path_of(e), path)])
+        reaching = {where for where in self._evidence_paths if self.imports.run_together(where, path)}
+        return ProjectFacts([e for e in self.facts.evidence if _path_of(e) in reaching])
 
     # -- arguments -----------------------------------------------------------------------
     def param_values(self, canonical: str) -> dict[str, Value]:

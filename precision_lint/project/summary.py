@@ -17,6 +17,7 @@ _LIBRARIES = ("torch", "builtins", "numpy", "typing", "os", "sys", "math", "logg
 
 def summarize(model: SemanticModel, display_path: str, source: str, evidence: list[Evidence]) -> dict[str, Any]:
     lines = _DefinitionLines(source)
+    own = _own_names(model)  # once, not once per import (a 100k-line module has thousands)
     functions = {}
     for qualified, summary in model.summaries.items():
         info = model.definitions.functions.get(qualified)
@@ -31,7 +32,7 @@ def summarize(model: SemanticModel, display_path: str, source: str, evidence: li
         "classes": {q: list(info.bases) for q, info in model.definitions.classes.items()},
         "exports": {
             local: target for local, target in model.imports.names.items()
-            if not target.startswith(_LIBRARIES) and local not in _own_names(model)
+            if not target.startswith(_LIBRARIES) and local not in own
         },  # fmt: skip
         "calls": {
             callee: [[[value_to_data(v) for v in positional], {k: value_to_data(v) for k, v in keywords.items()}]
@@ -46,9 +47,22 @@ def summarize(model: SemanticModel, display_path: str, source: str, evidence: li
 def exports_summary(source: str, module_name: str, package: str, display_path: str) -> dict[str, Any] | None:
     """The summary of a module with nothing to check (no torch, no counting): only
     the names it imports, so re-exports (`pkg/__init__.py`) still resolve. Read
-    with the standard parser, which is several times faster than the concrete one."""
-    if "import" not in source:
+    with the standard parser, which is several times faster than the concrete one.
+    `modeled` is false: when the project's code calls one of its functions, the
+    module is modeled for its summary then (project/analysis.py)."""
+    exports = _imported_names(source, package)
+    if exports is None:
         return None
+    return {
+        "module": module_name, "path": display_path, "functions": {}, "classes": {},
+        "exports": exports, "calls": {}, "opaque_calls": [], "evidence": [], "modeled": False,
+    }  # fmt: skip
+
+
+def _imported_names(source: str, package: str) -> dict[str, str] | None:
+    """The project names a module imports (None: it does not parse)."""
+    if "import" not in source:
+        return {}
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -66,12 +80,7 @@ def exports_summary(source: str, module_name: str, package: str, display_path: s
             for alias in node.names:
                 if alias.asname and not alias.name.startswith(_LIBRARIES):
                     exports[alias.asname] = alias.name
-    if not exports:
-        return None
-    return {
-        "module": module_name, "path": display_path, "functions": {}, "classes": {},
-        "exports": exports, "calls": {}, "opaque_calls": [], "evidence": [],
-    }  # fmt: skip
+    return exports
 
 
 def _own_names(model: SemanticModel) -> set[str]:
@@ -81,21 +90,45 @@ def _own_names(model: SemanticModel) -> set[str]:
 
 class _DefinitionLines:
     """The line of `def name` (in `class owner`, for a method): found in the text, so
-    no position pass over the tree is needed."""
+    no position pass over the tree is needed. The lines are read once: where each
+    name is defined and where each class starts (one regex per function made this
+    quadratic in a long module)."""
+
+    # `def NAME (`: the name is everything up to the first space or parenthesis
+    _DEF = re.compile(r"^\s*(?:async\s+)?def\s+([^\s(]+)\s*\(")
 
     def __init__(self, source: str) -> None:
         self.source = source
         self._lines: list[str] | None = None
+        self._defs: dict[str, list[int]] = {}
+        self._class_lines: list[tuple[int, str]] = []  # the lines that mention `class`
+        self._classes: dict[str, int] = {}
 
-    def line_of(self, name: str, owner: str | None) -> int | None:
+    def _read(self) -> list[str]:
         if self._lines is None:
             self._lines = self.source.splitlines()
-        pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(")
-        start = 0
-        if owner is not None:
-            cls = re.compile(rf"^\s*class\s+{re.escape(owner.rpartition('.')[2])}\b")
-            start = next((i for i, text in enumerate(self._lines) if cls.match(text)), 0)
-        for number in range(start, len(self._lines)):
-            if pattern.match(self._lines[number]):
+            for number, text in enumerate(self._lines):
+                if "def" in text:
+                    match = self._DEF.match(text)
+                    if match is not None:
+                        self._defs.setdefault(match.group(1), []).append(number)
+                if "class" in text:
+                    self._class_lines.append((number, text))
+        return self._lines
+
+    def _class_start(self, owner: str) -> int:
+        """The index of the first line that starts `class <owner's last name>`, else 0."""
+        name = owner.rpartition(".")[2]
+        if name not in self._classes:
+            self._read()
+            cls = re.compile(rf"^\s*class\s+{re.escape(name)}\b")
+            self._classes[name] = next((i for i, text in self._class_lines if cls.match(text)), 0)
+        return self._classes[name]
+
+    def line_of(self, name: str, owner: str | None) -> int | None:
+        self._read()
+        start = self._class_start(owner) if owner is not None else 0
+        for number in self._defs.get(name, ()):
+            if number >= start:
                 return number + 1
         return None

@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import Diagnostic, Fix, Location, Severity
 from ..registry import all_rules
-from ..rule import Rule
 from ..rule_pages import rule_url
 from .github import relative_path
+
+if TYPE_CHECKING:
+    from ..rule import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/precision-lint/"

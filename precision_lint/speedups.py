@@ -1,0 +1,19 @@
+"""The speed-ups that could change a finding if they were wrong, each with a name,
+so benchmarks/same_findings.py can turn them off one at a time and show that the
+findings stay the same: `PRECISION_LINT_WITHOUT=positions,gc` runs without those.
+Nothing else should set it; the default is every speed-up on."""
+from __future__ import annotations
+
+import os
+
+SPEEDUPS = (
+    "positions",  # place findings from their statement alone, not a pass over the module
+    "gc",  # no cyclic garbage collection while a file is parsed and modeled
+    "pieces",  # a long module parsed in pieces of whole top-level statements, joined
+)
+
+_OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())
+
+
+def enabled(name: str) -> bool:
+    return name not in _OFF
