@@ -207,3 +207,18 @@ def test_a_chain_of_helpers_across_modules_is_followed_to_its_end(tmp_path, head
     assert _found(tmp_path, *cache, ".") == {("train.py", 5, "PH001")}
     # the first run reached the fixed point: a run from its cache says the same
     assert _found(tmp_path, *cache, ".") == {("train.py", 5, "PH001")}
+
+
+def test_the_editors_workspace_models_a_plain_helper_module_it_reads(tmp_path):
+    from precision_lint.project.workspace import WorkspaceProject
+
+    (tmp_path / "helpers.py").write_text("def n_items(batch):\n    return len(batch)\n")  # no torch: skipped by the prefilter
+    train = tmp_path / "train.py"
+    train.write_text(
+        "import torch\nfrom helpers import n_items\n\ndef run(batches):\n    total = torch.zeros(1)\n"
+        "    for b in batches:\n        total += n_items(b)\n    return total\n"
+    )
+    workspace = WorkspaceProject(lambda path: path.read_text() if path.exists() else None)
+    found = workspace.check(train.read_text(), str(train), frozenset({"PH201"}))
+    assert [(d.code, d.location.row) for d in found] == [("PH201", 5)]
+    assert "counts from `helpers.n_items()`" in found[0].message

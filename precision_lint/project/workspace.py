@@ -59,7 +59,9 @@ class WorkspaceProject:
         with self._lock:
             if key in self._summaries:
                 return self._summaries[key]
-        summary = check_module(text, str(path), frozenset(), summary_only=True).summary
+        # read because the file asks about its names: modeled even without torch's words,
+        # as `check` models the callees its prefilter skipped
+        summary = check_module(text, str(path), frozenset(), summary_only=True, called=True).summary
         with self._lock:
             self._summaries[key] = summary
         return summary
