@@ -4,9 +4,12 @@
    diagnostics, its module summary, and what it asked of the project index;
 2. the index is built from the summaries (plus those of project modules the run
    did not list but its files import, such as pre-commit's staged files' imports);
-3. a file whose answers changed (a helper it calls now returns counts, its function
-   is now passed counts) is checked again with the new answers, up to MAX_ROUNDS;
-4. under --fix, the first round writes its fixes and a file checked again is fixed
+3. a module the prefilter skipped (read only for its imports) is modeled once a file
+   asks about one of its functions or classes;
+4. a file whose answers changed (a helper it calls now returns counts, its function
+   is now passed counts) is checked again with the new answers, until none changes
+   (at most MAX_ROUNDS);
+5. under --fix, the first round writes its fixes and a file checked again is fixed
    again from there; the diagnostics are settled by the project's evidence last.
 """
 from __future__ import annotations
