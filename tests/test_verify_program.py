@@ -235,6 +235,38 @@ def test_integer_data_by_name_helper_results_as_indices_and_layer_sizes():
     assert "size" in analysis.spec("hidden_size")["roles"] and "size" in analysis.spec("num_experts")["roles"]
 
 
-def test_numpy_totals_are_skipped_with_the_reason():
-    with pytest.raises(NoReplay, match="NumPy totals are not replayed"):
+def test_numpy_totals_are_replayed_in_numpy_on_numpy_arrays():
+    pytest.importorskip("numpy", reason="which inputs are arrays is asked of NumPy")
+    scalar = build("import numpy as np\ntotal = np.int32(0)\nfor shard in shards:\n    total += len(shard)\nprint(total)\n", code="PH005")
+    assert scalar["library"] == "numpy" and (scalar["dtype"], scalar["limit"]) == ("int32", 2**31 - 1)
+    before, after = lines(scalar["programs"]["before"]), lines(scalar["programs"]["after"])
+    assert "import numpy as np" in before and before.index("total = np.int32(0)") < before.index("total = __h.start(0, total, None)")
+    assert "total = np.int64(0)" in after and "__h.box(0, None).v += __h.exact(__a0)" in after
+    assert scalar["inputs"]["shards"] == {"roles": [], "elem": {"roles": ["numpy"]}}  # arrays by default
+    histogram = build(
+        "import numpy as np\ndef f(shards, n):\n    counts = np.zeros(n, dtype=np.int32)\n    for ids in shards:\n"
+        "        counts += np.bincount(ids, minlength=n)\n    return counts\n",
+        code="PH005",
+    )
+    assert "__a0 = np.bincount(ids, minlength=n)" in lines(histogram["programs"]["before"])  # NumPy runs: not left out
+    assert histogram["inputs"]["n"] == {"roles": ["size"]}
+    assert histogram["inputs"]["shards"]["elem"] == {"roles": ["index", "integer", "numpy"], "index_range": 4}
+
+
+def test_data_a_torch_replay_hands_to_numpy_is_an_array_and_the_rest_stays_tensors():
+    pytest.importorskip("numpy", reason="which inputs are arrays is asked of NumPy")
+    harness = build(
+        "import numpy as np\nimport torch\ndef f(xs, ys):\n    n = torch.zeros(1)\n    for x, y in zip(xs, ys):\n"
+        "        n += np.count_nonzero(x) + (y == 0).sum()\n    print(n)\n"
+    )
+    assert harness["library"] == "torch"
+    assert "numpy" in harness["inputs"]["xs"]["elem"]["roles"] and "numpy" not in harness["inputs"]["ys"]["elem"]["roles"]
+
+
+def test_numpy_totals_are_skipped_where_numpy_is_not_installed(monkeypatch):
+    from precision_lint.verify import sites
+
+    found = sites.importlib.util.find_spec
+    monkeypatch.setattr(sites.importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else found(name, *a))
+    with pytest.raises(NoReplay, match="NumPy is not installed"):
         build("import numpy as np\ntotal = np.int32(0)\nfor shard in shards:\n    total += len(shard)\nprint(total)\n", code="PH005")

@@ -38,8 +38,8 @@ def _safe_builtins() -> dict:
 
     def import_(name, globals=None, locals=None, fromlist=(), level=0):
         # Replay code imports only through `import` statements the allow-list
-        # checked (torch only); this also serves torch's own imports from C++.
-        if level or not (name == "torch" or name.startswith("torch.") or name in sys.modules):
+        # checked (torch and numpy only); this also serves their own imports from C.
+        if level or not (name.split(".")[0] in ("torch", "numpy") or name in sys.modules):
             raise ImportError(f"importing {name!r} is not allowed in a replay")
         return __import__(name, globals, locals, fromlist, level)
 

@@ -7,6 +7,7 @@ It also starts an accumulator at an offset near its dtype's limit: starting at L
 and adding the same counts gives bit-identical results to a long run that reached
 L-k (float32, float16, bfloat16 and float64 alike), so a few adds there show what
 millions of steps would. Value sites record a value next to its exact version.
+A total kept in NumPy gets a NumPy shadow instead (`numpy_values`).
 
 `ReplayHooks` adds what a replay needs on top: synthesized inputs, the scenario's
 branch arms, bounded loops, the target device for every CUDA spelling.
@@ -18,6 +19,7 @@ import weakref
 
 import torch
 
+from . import numpy_values
 from .synth import Synthesizer
 
 TRACE_POINTS = 240
@@ -91,6 +93,7 @@ class Recorder:
         self.scale = scale
         self.limit: int | None = None
         self.start_dtype: str | None = None
+        self.arrays = "torch"  # "numpy" once a NumPy accumulator is started: its shadow is NumPy
         self._boxes: dict = {}
         self._weak: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
         self.points: list = []
@@ -111,6 +114,12 @@ class Recorder:
 
     # -- accumulators -------------------------------------------------------------------
     def start(self, site: int, value, owner):
+        if numpy_values.is_numpy(value):
+            self.arrays = "numpy"
+            self._first_start(numpy_values.dtype_name(value), numpy_values.limit_of(value), numpy_values.is_integer(value))
+            value, shadow = numpy_values.started(value, self.offset)
+            self._set_box(site, owner, Box(shadow))
+            return value
         if self.run_dtype is not None and isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != self.run_dtype:
             value = value.to(self.run_dtype)
         elif self.run_dtype is not None and isinstance(value, float):
@@ -120,12 +129,8 @@ class Recorder:
         dtype = value.dtype if isinstance(value, torch.Tensor) else self.dtype_hint or torch.get_default_dtype()
         if isinstance(value, int) and not isinstance(value, bool) and not isinstance(value, torch.Tensor):
             dtype = torch.int64  # a Python int start (the fixed `total = 0`)
-        if self.start_dtype is None:
-            self.start_dtype = str(dtype).replace("torch.", "")
-        if self.offset is None:
-            self.limit = limit_of(dtype)
-            integer = not (isinstance(dtype, torch.dtype) and dtype.is_floating_point)
-            self.offset = start_offset(self.run_name, self.limit, integer, self.scale) if self.limit else 0
+        integer = not (isinstance(dtype, torch.dtype) and dtype.is_floating_point)
+        self._first_start(str(dtype).replace("torch.", ""), limit_of(dtype), integer)
         offset = self.offset
         if isinstance(value, torch.Tensor):
             if offset:
@@ -136,6 +141,15 @@ class Recorder:
             shadow = torch.tensor(offset, dtype=torch.int64, device=self.device_name)
         self._set_box(site, owner, Box(shadow))
         return value
+
+    def _first_start(self, dtype: str, limit: int | None, integer: bool) -> None:
+        """The dtype and the start offset come from the first start (the original's;
+        the fixed code is given the same offset)."""
+        if self.start_dtype is None:
+            self.start_dtype = dtype
+        if self.offset is None:
+            self.limit = limit
+            self.offset = start_offset(self.run_name, limit, integer, self.scale) if limit else 0
 
     def _set_box(self, site: int, owner, box: Box) -> None:
         if owner is None:
@@ -155,7 +169,15 @@ class Recorder:
             return self._boxes[(site, id(owner))]
 
     def exact(self, value):
-        """A count as an exact integer (int64 tensor or int) for the shadow."""
+        """A count as an exact integer (int64 tensor or int) for the shadow; of the
+        shadow's library (NumPy for a NumPy total), so the mirrored add runs as written."""
+        if numpy_values.is_numpy(value):
+            counted = numpy_values.exact(value)
+            if self.arrays == "torch" and numpy_values.is_numpy(counted):
+                return torch.as_tensor(counted, device=self.device_name)
+            return counted
+        if isinstance(value, torch.Tensor) and self.arrays == "numpy":
+            return numpy_values.exact(numpy_values.as_numpy(value))
         if isinstance(value, torch.Tensor):
             value = value.detach()
             if value.is_floating_point():
@@ -171,6 +193,8 @@ class Recorder:
         return value
 
     def f64(self, value):
+        if numpy_values.is_numpy(value):
+            return numpy_values.wide(value)
         if isinstance(value, torch.Tensor):
             return value.double().as_subclass(Wide)
         return value
@@ -178,6 +202,11 @@ class Recorder:
     def settle(self, site: int, value, line: int):
         """The shadow after a mirrored statement: exact integers again when it holds
         whole numbers, else float64 (and the comparison says so)."""
+        if numpy_values.is_numpy(value) or (self.arrays == "numpy" and not isinstance(value, torch.Tensor)):
+            settled, approximate = numpy_values.settle(value)
+            if approximate and self.approximate_at is None:
+                self.approximate_at = line
+            return settled
         if not isinstance(value, torch.Tensor):
             # a Python number (`acc = acc.item()`): never through the default float32
             dtype = torch.float64 if isinstance(value, float) else torch.int64
@@ -194,9 +223,10 @@ class Recorder:
 
     def trace(self, site: int, value, owner, line: int, kind: str) -> None:
         box = self.box(site, owner)
-        shadow = box.v
+        # NumPy values are compared as tensors: the same rules judge both
+        shadow = numpy_values.as_torch(box.v)
         exact_total = as_exact_int(shadow)
-        actual = value
+        actual = numpy_values.as_torch(value)
         floating = (isinstance(actual, torch.Tensor) and actual.is_floating_point()) or isinstance(actual, float)
         equal = _equal(actual, shadow)
         if not equal:

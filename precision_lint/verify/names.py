@@ -18,6 +18,16 @@ def is_torch_name(qualified: str | None) -> bool:
     return qualified is not None and (qualified == "torch" or qualified.startswith("torch."))
 
 
+def is_numpy_name(qualified: str | None) -> bool:
+    """`numpy` or `numpy.*` exactly (`numpyro` is not NumPy)."""
+    return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
+
+
+def is_replay_library_name(qualified: str | None) -> bool:
+    """The libraries a replay runs: torch, and NumPy for the totals kept in it."""
+    return is_torch_name(qualified) or is_numpy_name(qualified)
+
+
 def is_torch_cuda_name(qualified: str | None) -> bool:
     return qualified is not None and (qualified == "torch.cuda" or qualified.startswith("torch.cuda."))
 
@@ -147,11 +157,12 @@ def unrunnable_calls(node: cst.CSTNode, imports: ImportMap, self_name: str | Non
     return found
 
 
-def _replayable_torch(qualified: str | None) -> bool:
-    """torch, but not the parts a replay may not reach (`torch.utils.data.DataLoader`)."""
+def _replayable(qualified: str | None) -> bool:
+    """torch or NumPy, but not the parts a replay may not reach
+    (`torch.utils.data.DataLoader`, `np.memmap`, `np.lib.format.open_memmap`)."""
     from .sandbox import DENIED_ATTRIBUTES
 
-    return is_torch_name(qualified) and not any(part in DENIED_ATTRIBUTES or part.startswith("_") for part in qualified.split(".")[1:])
+    return is_replay_library_name(qualified) and not any(part in DENIED_ATTRIBUTES or part.startswith("_") for part in qualified.split(".")[1:])
 
 
 def runnable_call(call: cst.Call, imports: ImportMap, self_name: str | None) -> bool:
@@ -159,8 +170,8 @@ def runnable_call(call: cst.Call, imports: ImportMap, self_name: str | None) -> 
     name = dotted_name(func)
     if isinstance(func, cst.Name):
         qualified = imports.qualify_name(func.value)
-        if is_torch_name(qualified):
-            return _replayable_torch(qualified)
+        if is_replay_library_name(qualified):
+            return _replayable(qualified)
         if func.value in imports.names:
             return False  # imported from another library
         return qualified is not None and qualified.startswith("builtins.") and func.value in SAFE_BUILTINS
@@ -171,7 +182,7 @@ def runnable_call(call: cst.Call, imports: ImportMap, self_name: str | None) -> 
                 return func.attr.value in REGISTRATIONS  # other methods of the class are not replayed
             qualified = imports.qualify_dotted(name)
             if head in imports.names:
-                return _replayable_torch(qualified)
+                return _replayable(qualified)
             if qualified is not None and qualified.startswith("builtins."):
                 return False  # `print.__self__`-like reads of builtins: never
         if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":

@@ -41,7 +41,8 @@ from .code_helpers import (
     target_spec,
 )
 from .device_map import DeviceMapping
-from .names import is_torch_name, unrunnable_calls
+from .names import is_replay_library_name, unrunnable_calls
+from .numpy_inputs import resolve
 from .replay_parts import Branch, Locator, Part
 from .site_code import SiteCode
 from .sites import NoReplay, Site
@@ -97,9 +98,15 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
             if found:
                 raise NoReplay(f"the {variant} replay would run what a replay may not: {found[0]}")
         scenarios = self._scenarios()
+        # which inputs are NumPy arrays: where the code hands them to NumPy, and by default
+        # in the replay of a NumPy total
+        numpy_total = self.site.library == "numpy"
+        self.inputs = {name: resolve(spec, numpy_total) for name, spec in self.inputs.items()}
+        self.opaque_specs = [resolve(spec, numpy_total) for spec in self.opaque_specs]
         return {
             "code": self.site.code,
             "kind": self.site.kind,
+            "library": self.site.library,
             "function": self._function_name(),
             "target": self.target,
             "dtype": self._dtype_name(),
@@ -180,8 +187,8 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
         lines: list[tuple[str, int, str]] = []  # (text, source line, kind)
         self.inputs = {}
         self.collectives = False
-        torch_imports = ["import torch"] + [line for line in self._torch_imports() if line != "import torch"]
-        head = [(line, 0, "setup") for line in torch_imports + self.module_lines]
+        imports = ["import torch"] + [line for line in self._library_imports() if line != "import torch"]
+        head = [(line, 0, "setup") for line in imports + self.module_lines]
         head.append(("__device = __h.device()", 0, "setup"))
         has_self = any(p.self_name for p in self.parts)
         if has_self:
@@ -190,7 +197,7 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
         functions = []
         for number, part in enumerate(self.parts):
             body = self._block(self._body(part.scope), part, 1)
-            bindings = self._bindings(part, body, analysis, set(torch_imports) | {"self"})
+            bindings = self._bindings(part, body, analysis, set(imports) | {"self"})
             name = f"__m{number}"
             params = "self" if part.self_name else ""
             if part.role == "called":
@@ -231,7 +238,8 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
             return list(scope.body.body) if isinstance(scope.body, cst.IndentedBlock) else [scope.body]
         return [s for s in scope.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
 
-    def _torch_imports(self) -> list[str]:
+    def _library_imports(self) -> list[str]:
+        """The module's imports of torch and NumPy (what a replay may import)."""
         lines = []
         for statement in self.model.module.body:
             if not isinstance(statement, cst.SimpleStatementLine):
@@ -239,10 +247,10 @@ class ReplayBuilder(Locator, DeviceMapping, Slicer, SiteCode):
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     names = [dotted_name(a.name) or "" for a in small.names]
-                    if all(is_torch_name(n) for n in names) and not sandbox.problems(self.source.raw(small), generated=False):
+                    if all(is_replay_library_name(n) for n in names) and not sandbox.problems(self.source.raw(small), generated=False):
                         lines.append(self.source.raw(small))
-                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-                    if is_torch_name(dotted_name(small.module)) and not sandbox.problems(self.source.raw(small), generated=False):
+                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative and not isinstance(small.names, cst.ImportStar):
+                    if is_replay_library_name(dotted_name(small.module)) and not sandbox.problems(self.source.raw(small), generated=False):
                         lines.append(self.source.raw(small))
         return lines
 

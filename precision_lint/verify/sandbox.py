@@ -4,7 +4,8 @@ that reach nothing outside the computation.
 A replay is built from the user's source, so it is untrusted code. The parent checks
 every statement it takes from the source (one that fails is left out, or the replay
 is refused when it is the creation or an add); the child checks the whole program
-again before it runs it, and runs it with only the builtins below. Nothing here
+again before it runs it, and runs it with only the builtins below. NumPy is allowed
+for the totals kept in it, without what reaches files or raw memory. Nothing here
 imports torch.
 """
 from __future__ import annotations
@@ -63,6 +64,18 @@ DENIED_ATTRIBUTES = frozenset(
         "_untyped_storage", "_dump_snapshot", "_record_memory_history", "remote",
     }
 )  # fmt: skip
+# NumPy's: what reads or writes files (`np.loadtxt`, `np.memmap`, `np.lib.format`), reaches
+# raw memory (`a.ctypes`, `as_strided`) or runs tools (`np.testing`, `np.f2py`, `np.test`).
+# `np.save`, `np.load`, `tofile`, `fromfile` and `dump` are denied above already.
+NUMPY_DENIED_ATTRIBUTES = frozenset(
+    {
+        "lib", "memmap", "open_memmap", "loadtxt", "savetxt", "savez", "savez_compressed",
+        "genfromtxt", "fromregex", "DataSource", "npyio", "ctypeslib", "ctypes", "as_strided",
+        "stride_tricks", "f2py", "distutils", "testing", "test", "show_config", "show_runtime",
+        "core", "_core", "_pytesttester", "_mat", "_globals", "_distributor_init", "_typing",
+    }
+)  # fmt: skip
+DENIED_ATTRIBUTES = DENIED_ATTRIBUTES | NUMPY_DENIED_ATTRIBUTES
 _DENIED_ATTRIBUTE_PARTS = re.compile(r"(?i)storage|shared?_|file|pickle|dump|^__|(^|_)(save|load)($|_)")
 
 # Names the generated code uses; the user's source may not use any name that starts with `__`.
@@ -75,7 +88,7 @@ HOOK_API = frozenset(
         "opaque", "module_cast", "run", "test", "failed",
     }
 )  # fmt: skip
-ALLOWED_IMPORT = re.compile(r"^torch(\.(nn|distributed|cuda|linalg|fft|special|nn\.functional|amp|autograd))*$")
+ALLOWED_IMPORT = re.compile(r"^(torch(\.(nn|distributed|cuda|linalg|fft|special|nn\.functional|amp|autograd))*|numpy)$")
 
 
 def problems(source: str, generated: bool = True) -> list[str]:
@@ -107,7 +120,7 @@ def problems(source: str, generated: bool = True) -> list[str]:
                 modules = ["." * node.level + (node.module or "")]
             for module in modules:
                 if not ALLOWED_IMPORT.match(module):
-                    found.append(f"importing `{module}` is not allowed (only torch)")
+                    found.append(f"importing `{module}` is not allowed (only torch and numpy)")
             for alias in node.names:
                 if isinstance(node, ast.ImportFrom):
                     found.extend(_attribute_name_problem(alias.name, f"from {node.module} import {alias.name}"))

@@ -1,15 +1,17 @@
 """What a replay of one finding watches: a *site*.
 
-- an accumulator site (PH001, PH005, PH201, PH006's scatter buffers): where it is
-  created, and every statement that adds to it (one per source statement);
+- an accumulator site (PH001, PH005, PH201, PH006's scatter buffers; a torch tensor
+  or a NumPy total): where it is created, and every statement that adds to it (one
+  per source statement);
 - a value site (PH002's float sum of a mask, PH004's positions, PH006's
   `bincount(weights=ones)`): one expression, with the edits that make an exact
   (float64) version of it to compare with.
 
-No torch here.
+No torch (nor NumPy) here.
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -61,6 +63,9 @@ class Site:
     # (dtype, why): the dtype the replay runs the site in when it is not the one
     # written (the model's floating dtype, a project's half-precision cast); findings.py
     run_dtype: tuple[str, str] | None = None
+    # what the accumulator is: a torch tensor, or a NumPy array or scalar (`np.int32(0)`),
+    # whose replay runs NumPy and makes the inputs NumPy arrays by default
+    library: str = "torch"
 
     @property
     def anchor(self) -> cst.CSTNode:
@@ -106,8 +111,9 @@ def _accumulator_site(source, model, diagnostic, located, edits) -> Site:
     accumulator = next((a for a in model.accumulators if _start(source, a.creation.node) == located), None)
     if accumulator is None:
         raise NoReplay("the finding's accumulator was not found again")
-    if _is_numpy(accumulator.creation.node, model):
-        raise NoReplay("NumPy totals are not replayed (replays run torch only)")
+    library = "numpy" if _is_numpy(accumulator.creation.node, model) else "torch"
+    if library == "numpy" and importlib.util.find_spec("numpy") is None:
+        raise NoReplay("NumPy is not installed here, so its totals cannot be replayed")
     counted = [a for a in accumulator.adds if a.kind is AddendKind.COUNT and a.dtype_after is not None]
     # a step counter (`step += 1` into a floating tensor) adds literal ones
     steps = accumulator.step_adds() if diagnostic.code == "PH001" else []
@@ -117,7 +123,8 @@ def _accumulator_site(source, model, diagnostic, located, edits) -> Site:
         dtype = INT32
     else:
         dtype = narrowest_dtype([a for a in counted if a.adds_count_to_float] or counted or steps)
-    return Site(diagnostic.code or "", ACCUMULATOR, diagnostic, dtype, accumulator.creation.node, _adds(source, accumulator.adds), fix_edits=edits)
+    adds = _adds(source, accumulator.adds)
+    return Site(diagnostic.code or "", ACCUMULATOR, diagnostic, dtype, accumulator.creation.node, adds, fix_edits=edits, library=library)
 
 
 def _is_numpy(node: cst.CSTNode, model: SemanticModel) -> bool:

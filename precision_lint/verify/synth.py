@@ -10,12 +10,18 @@ whose other attributes forward to a tensor.
 
 In a `large:*` run the first element of every input is long (2L+1 values, filled
 with one pattern), so a single count passes the dtype's limit.
+
+An input marked `numpy` (numpy_inputs.py: the code hands it to NumPy, or the replay
+is of a NumPy total) is made the same way and handed over as a NumPy array; a count
+there is a Python int, as `len(shard)` is.
 """
 from __future__ import annotations
 
 import zlib
 
 import torch
+
+from .numpy_values import as_numpy
 
 SIZE = 4
 POSITIONS_SMALL = 64  # short context: positions exact in bf16, the angles are not
@@ -120,6 +126,12 @@ class Synthesizer:
 
     # -- making values ------------------------------------------------------------------
     def make(self, spec: dict, key: str, index: int, depth: int = 0):
+        value = self._make(spec, key, index, depth)
+        if "numpy" in spec.get("roles", []) and isinstance(value, torch.Tensor):
+            return as_numpy(value)
+        return value
+
+    def _make(self, spec: dict, key: str, index: int, depth: int):
         roles = set(spec.get("roles", []))
         if "device" in roles:
             return torch.device(self.device)
@@ -136,6 +148,8 @@ class Synthesizer:
         if "frequencies" in roles:
             # rotary inverse frequencies, as RoPE makes them (head dim 16)
             return (1.0 / (10000 ** (torch.arange(0, 16, 2, dtype=torch.float32) / 16))).to(self.device)
+        if "count" in roles and "numpy" in roles:
+            return self._random(key, index, 1, 0, 6)[0]
         if "count" in roles:
             return torch.tensor(self._random(key, index, 1, 0, 6)[0], dtype=torch.int64, device=self.device)
         if "mapping" in roles or spec.get("items"):
@@ -143,7 +157,8 @@ class Synthesizer:
         if spec.get("elem") is not None:
             length = SEQUENCE if depth == 0 else NESTED_SEQUENCE
             return [self.make(spec["elem"], f"{key}[{i}]", i, depth + 1) for i in range(length)]
-        holder = self._holder(spec, key, index, depth)
+        # an array has every attribute the code reads on it (numpy_inputs): no holder
+        holder = self._holder(spec, key, index, depth) if "numpy" not in roles else None
         if holder is not None:
             return holder
         if "scalar" in roles:

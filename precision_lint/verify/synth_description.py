@@ -20,7 +20,7 @@ def describe_spec(spec: dict, depth: int = 0) -> str:
         keys = ", ".join(f"[{k!r}]: {describe_spec(v, depth + 1)}" for k, v in list(spec["items"].items())[:3])
         return f"a mapping ({keys})"
     if "count" in roles:
-        return "a count (an int64 of 0..5)"
+        return "a count (an int of 0..5)" if "numpy" in roles else "a count (an int64 of 0..5)"
     if "scalar" in roles:
         return "a float added whole"
     kind = "bool" if "bool" in roles else ("int64 index" if "index" in roles else ("int64" if "integer" in roles else "float"))
@@ -29,7 +29,8 @@ def describe_spec(spec: dict, depth: int = 0) -> str:
     values = ["0", "1", "2"] + [SHOWN.get(str(v), str(v)) for v in specials]
     if "index" in roles:
         values = [f"0..{spec.get('index_range', 2) - 1}"]
-    text = f"{dims}-D {kind} tensors" + ("" if kind == "bool" else f" of {', '.join(dict.fromkeys(values))}")
+    container = "NumPy arrays" if "numpy" in roles else "tensors"
+    text = f"{dims}-D {kind} {container}" + ("" if kind == "bool" else f" of {', '.join(dict.fromkeys(values))}")
     attributes = [a for a in spec.get("attrs", {}) if a not in ("shape", "device", "dtype")]
     if attributes and depth < 3:
         text += " with " + ", ".join(f".{a}" for a in attributes[:3])

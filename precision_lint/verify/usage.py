@@ -400,6 +400,8 @@ class UsageAnalysis:
         if keyword == "dtype":
             facts.roles.add("dtype")  # `torch.arange(n, dtype=dtype)`: a dtype, not data
             return
+        if _is_numpy_call(call, self.imports) and keyword not in SIZE_KEYWORDS:
+            facts.roles.add("numpy")  # `np.bincount(ids)`: data NumPy is handed (an array; numpy_inputs)
         if keyword in SIZE_KEYWORDS or (keyword is None and last in SIZE_CALLS and _is_call_of_torch_or_method(call, self.imports)):
             facts.roles.add("size")
             if last == "arange" and (keyword == "end" or (keyword is None and position == (0 if len(positional) == 1 else 1))):
@@ -604,12 +606,19 @@ def _smaller(current: int | None, bound: int) -> int:
 
 
 def _is_call_of_torch_or_method(call: cst.Call, imports: ImportMap) -> bool:
+    """torch's, NumPy's (`np.zeros(n)`: n is a size too), a method's, `range`."""
     if isinstance(call.func, cst.Attribute):
         name = dotted_name(call.func)
         if name is None:
             return True  # a method on a computed value
         qualified = imports.qualify_dotted(name)
-        return qualified is None or qualified == "torch" or qualified.startswith("torch.") or qualified.startswith("builtins.")
+        return qualified is None or qualified.split(".")[0] in ("torch", "numpy", "builtins")
     name = dotted_name(call.func)
     qualified = imports.qualify_dotted(name) if name else None
-    return qualified is not None and (qualified.startswith("torch.") or qualified == "builtins.range")
+    return qualified is not None and (qualified.startswith(("torch.", "numpy.")) or qualified == "builtins.range")
+
+
+def _is_numpy_call(call: cst.Call, imports: ImportMap) -> bool:
+    name = dotted_name(call.func)
+    qualified = imports.qualify_dotted(name) if name else None
+    return qualified is not None and qualified.startswith("numpy.")
