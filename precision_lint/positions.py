@@ -18,12 +18,16 @@ from typing import Mapping
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
-from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from . import speedups
 from .diagnostics import Location
 from .parsing import forget_starts, top_level_starts
 from .source import split_lines, split_lines_keeping_ends
+
+try:  # libcst's own codegen state: not its public API, so a libcst without it is served the slow way
+    from libcst.metadata.position_provider import PositionProvidingCodegenState
+except ImportError:  # pragma: no cover - depends on the installed libcst
+    PositionProvidingCodegenState = None
 
 
 _last: tuple[cst.Module, Mapping] | None = None
@@ -126,7 +130,7 @@ def _subsequence_map(ours: str, theirs: str) -> list[int] | None:
 
 def positions_for(module: cst.Module, source: str) -> "SourcePositions | StatementPositions":
     """Positions for placing findings: statement by statement where that is exact."""
-    if speedups.enabled("positions"):
+    if speedups.enabled("positions") and PositionProvidingCodegenState is not None:
         local = StatementPositions.build(module, source)
         if local is not None:
             return local
@@ -195,12 +199,15 @@ class StatementPositions:
         if number in self._done:
             return
         self._done.add(number)
-        state = PositionProvidingCodegenState(
-            default_indent=self.module.default_indent, default_newline=self.module.default_newline, provider=self._ranges
-        )  # fmt: skip
-        state.line = self.starts[number]
-        self.module.body[number]._codegen(state)
-        code = "".join(state.tokens)
+        try:  # libcst's internals: if they changed, the caller takes the public whole-module pass
+            state = PositionProvidingCodegenState(
+                default_indent=self.module.default_indent, default_newline=self.module.default_newline, provider=self._ranges
+            )  # fmt: skip
+            state.line = self.starts[number]
+            self.module.body[number]._codegen(state)
+            code = "".join(state.tokens)
+        except Exception as error:
+            raise NotLocal(f"statement {number + 1} cannot be regenerated alone: {error}") from error
         first = self.starts[number] - 1
         count = len(split_lines_keeping_ends(code))
         text = "".join(self.lines[first : first + count])

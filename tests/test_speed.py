@@ -86,6 +86,16 @@ def test_a_statement_libcst_does_not_reproduce_falls_back(monkeypatch):
         local.span(node)
 
 
+def test_a_libcst_whose_codegen_internals_differ_is_served_the_whole_module_pass(monkeypatch):
+    # StatementPositions drives libcst's codegen state, which is not its public API
+    expected = check_source(HAZARD, "a.py", PH001)
+    monkeypatch.setattr(positions, "PositionProvidingCodegenState", None)  # a libcst without it
+    assert isinstance(positions_for(cst.parse_module(HAZARD), HAZARD), SourcePositions)
+    assert check_source(HAZARD, "a.py", PH001) == expected
+    monkeypatch.setattr(positions, "PositionProvidingCodegenState", lambda **kwargs: object())  # one that changed
+    assert check_source(HAZARD, "a.py", PH001) == expected
+
+
 def test_the_positions_speedup_can_be_turned_off(monkeypatch):
     from precision_lint import speedups
 
@@ -95,7 +105,7 @@ def test_the_positions_speedup_can_be_turned_off(monkeypatch):
     forget_positions()
 
 
-# -- exclude matching ------------------------------------------------------------------
+# -- discovery ------------------------------------------------------------------------
 def test_discovery_matches_each_path_without_fnmatch_per_pattern(tmp_path, monkeypatch):
     import fnmatch
 
