@@ -15,6 +15,10 @@ one JSON object per line with repo, path, line, code, verdict) marks the ones al
 Only repositories with a JSON file in OUT_DIR are scored; labels of the others are counted
 as "not run". Results are printed three times: held-out trees (those in --held-out), the
 other trees, and all together.
+
+`--previous EARLIER_OUT_DIR` adds the findings lost and gained since that run (trees in
+both), each with its verdict where one is known: a change that looks like a pure gain in
+precision can lose true findings that no label covers.
 """
 from __future__ import annotations
 
@@ -161,6 +165,21 @@ def report(title: str, result: dict, findings: dict[str, list[dict]]) -> list[st
     return out + [""]
 
 
+def changes_since(before: dict[str, list[dict]], now: dict[str, list[dict]], verdicts: dict[tuple, str]) -> list[str]:
+    """The findings (repo, path, line, code) in one run and not the other, for the trees
+    both runs checked."""
+    def keys(rows_by_repo: dict[str, list[dict]], repo: str) -> set[tuple]:
+        return {(repo, r["path"], r["line"], r["code"]) for r in rows_by_repo[repo]}
+
+    lines = ["", "## findings lost and gained since the previous run", ""]
+    for title, pick in (("lost", lambda old, new: old - new), ("gained", lambda old, new: new - old)):
+        changed = sorted(k for repo in sorted(set(before) & set(now)) for k in pick(keys(before, repo), keys(now, repo)))
+        lines.append(f"{title} ({len(changed)}):")
+        lines += [f"  {repo}/{path}:{line}: {code} [{verdicts.get((repo, path, line, code), 'not judged')}]"
+                  for repo, path, line, code in changed]  # fmt: skip
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", type=Path)
@@ -168,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trees-root", dest="trees", type=Path, required=True, help="folder holding the trees by name")
     parser.add_argument("--held-out", type=Path, default=HERE / "trees.tsv")
     parser.add_argument("--verdicts", type=Path, nargs="*", default=[HERE / "verdicts.jsonl"])
+    parser.add_argument("--previous", type=Path, help="an earlier run's OUT_DIR: list the findings lost and gained since")
     args = parser.parse_args(argv)
     labels = load_labels(args.labels)
     findings = load_findings(args.out_dir, args.trees)
@@ -182,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         sub_findings = {repo: rows for repo, rows in findings.items() if keep(repo)}
         sub_labels = [label for label in labels if keep(label["repo"])]
         lines += report(title, score(sub_labels, sub_findings, verdicts), sub_findings)
+    if args.previous is not None:
+        lines += changes_since(load_findings(args.previous, args.trees), findings, verdicts)
     print("\n".join(lines))
     return 0
 
