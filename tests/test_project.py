@@ -222,3 +222,16 @@ def test_the_editors_workspace_models_a_plain_helper_module_it_reads(tmp_path):
     found = workspace.check(train.read_text(), str(train), frozenset({"PH201"}))
     assert [(d.code, d.location.row) for d in found] == [("PH201", 5)]
     assert "counts from `helpers.n_items()`" in found[0].message
+
+
+def test_a_project_whose_name_starts_with_torch_is_still_the_projects_own(tmp_path):
+    # `torchkit` is not torch: its re-exports and imports are followed like any package's
+    package = tmp_path / "torchkit"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .core import count_valid\n")
+    (package / "core.py").write_text("import torch\n\ndef count_valid(labels):\n    return (labels != -100).sum()\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torchkit import count_valid\n\ndef run(batches):\n    total = torch.zeros(1)\n"
+        "    for labels in batches:\n        total += count_valid(labels)\n    return total\n"
+    )
+    assert _found(tmp_path, "--no-cache", ".") == {("train.py", 5, "PH001")}

@@ -15,6 +15,12 @@ from .portable import summary_to_data, value_to_data
 _LIBRARIES = ("torch", "builtins", "numpy", "typing", "os", "sys", "math", "logging", "collections", "dataclasses")
 
 
+def _is_library(name: str) -> bool:
+    """`torch.nn` is torch's; `torchao.optim` and `torchmetrics` are not (a prefix of
+    the name is not a package of it)."""
+    return name.partition(".")[0] in _LIBRARIES
+
+
 def summarize(model: SemanticModel, display_path: str, source: str, evidence: list[Evidence]) -> dict[str, Any]:
     lines = _DefinitionLines(source)
     own = _own_names(model)  # once, not once per import (a 100k-line module has thousands)
@@ -32,7 +38,7 @@ def summarize(model: SemanticModel, display_path: str, source: str, evidence: li
         "classes": {q: list(info.bases) for q, info in model.definitions.classes.items()},
         "exports": {
             local: target for local, target in model.imports.names.items()
-            if not target.startswith(_LIBRARIES) and local not in own
+            if not _is_library(target) and local not in own
         },  # fmt: skip
         "calls": {
             callee: [[[value_to_data(v) for v in positional], {k: value_to_data(v) for k, v in keywords.items()}]
@@ -71,14 +77,14 @@ def _imported_names(source: str, package: str) -> dict[str, str] | None:
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
             base = absolute_module(node.module or "", node.level, package)
-            if base is None or base.startswith(_LIBRARIES) or base == "__future__":
+            if base is None or _is_library(base) or base == "__future__":
                 continue
             for alias in node.names:
                 if alias.name != "*":
                     exports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.asname and not alias.name.startswith(_LIBRARIES):
+                if alias.asname and not _is_library(alias.name):
                     exports[alias.asname] = alias.name
     return exports
 
