@@ -6,14 +6,17 @@ project's evidence is known (model/evidence.py gathers it from every module):
   or float16 default dtype).
 - CAST: a float32 buffer or metric state; the message names the line that casts
   the model to half precision, where the project has one.
-- DEFAULT: made in the default dtype. Dropped when the project makes the default
-  float64; an error naming the line when it makes it bfloat16/float16.
+- DEFAULT: made in the default dtype. An error naming the line when the project
+  makes the default bfloat16/float16 anywhere; dropped when it makes it float64 and
+  never narrower, in code that is not a test (a test that sets float64 for itself
+  says nothing of how the library's users run it, so it cannot remove a finding).
 - needs(kind): kept only when the project shows that kind of evidence (autocast,
   half), and then an error naming it.
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 from .diagnostics import Diagnostic, Severity
 from .model.evidence import AUTOCAST, DEFAULT_DOUBLE, DEFAULT_HALF, HALF
@@ -52,13 +55,24 @@ def _settle(diagnostic: Diagnostic, facts: ProjectFacts) -> Diagnostic | None:
         elif condition == CAST and facts.first(HALF) is not None:
             message += f"; {_shown(facts.first(HALF))} casts it to half precision, exact only up to 2,048 (float16) or 256 (bfloat16)"
         elif condition == DEFAULT:
-            if facts.first(DEFAULT_DOUBLE) is not None:
-                return None  # the project's default dtype is float64: exact to 2^53
             default_half = facts.first(DEFAULT_HALF)
+            if default_half is None and any(e.kind == DEFAULT_DOUBLE and not _in_tests(e) for e in facts.evidence):
+                return None  # the program's default dtype is float64: exact to 2^53
             if default_half is not None:
                 message = f"{message}; the project sets the default dtype to half precision ({_shown(default_half)}), exact only up to 256 (bfloat16) or 2,048 (float16)"
                 severity = Severity.ERROR
     return replace(diagnostic, message=message, severity=severity, conditions=())
+
+
+def _in_tests(evidence: Evidence) -> bool:
+    """Whether the evidence sits in a test module, as pytest finds them: under a
+    `test`/`tests` folder, or in `test_*.py`, `*_test.py` or `conftest.py`."""
+    path = PurePosixPath(evidence.where.rpartition(":")[0].replace("\\", "/"))
+    name = path.name
+    return (
+        any(part in ("test", "tests") for part in path.parts[:-1])
+        or name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+    )  # fmt: skip
 
 
 def _shown(evidence: Evidence) -> str:

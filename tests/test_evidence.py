@@ -85,6 +85,21 @@ def test_default_dtype_findings_follow_the_default():
     assert "run.py:1" in kept.message
 
 
+@pytest.mark.parametrize("where", ["tests/test_metric.py:633", "test/unit/sim.py:2", "pkg/test_sim.py:2", "sim_test.py:1", "conftest.py:4"])
+def test_a_tests_float64_default_does_not_remove_a_finding(where):
+    # the test runs itself in float64; the library's users run the float32 default
+    double = Evidence(DEFAULT_DOUBLE, "torch.set_default_dtype(torch.float64)", where)
+    (kept,) = resolve([diagnostic(DEFAULT)], ProjectFacts([double]))
+    assert kept.severity is Severity.WARNING
+
+
+def test_a_float64_default_does_not_remove_a_finding_where_a_half_default_is_also_set():
+    double = Evidence(DEFAULT_DOUBLE, "torch.set_default_dtype(torch.float64)", "sim.py:2")
+    half = Evidence(DEFAULT_HALF, "torch.set_default_dtype(torch.float16)", "serve.py:3")
+    (kept,) = resolve([diagnostic(DEFAULT)], ProjectFacts([double, half]))
+    assert kept.severity is Severity.ERROR and "serve.py:3" in kept.message
+
+
 def test_a_cast_is_named_on_a_float32_buffer_finding():
     (named,) = resolve([diagnostic(CAST, severity=Severity.ERROR)], ProjectFacts([HALF_SEEN]))
     assert "casts it to half precision" in named.message
