@@ -12,9 +12,9 @@ replay's calls run under `torch.autocast(device_type, dtype)`: before and after 
 Decided from the finding's own conditions (`needs:autocast`, settled by the project's
 evidence) or, for a PH004 fix, from the fixed code as `check` models it: the positions
 the fix makes float32 enter an op the model records as run under autocast, in the
-site's own function. (The original would do: autocast rounds bfloat16 positions the
-same way; but the model records an op only for positions whose floating dtype it
-knows, and `type_as(self.inv_freq)` is not known until the module is cast.)
+site's own function. (Why the fixed code: autocast rounds the original's positions
+the same way, but the model records an op only for positions whose floating dtype it
+knows, and the dtype of `type_as(self.inv_freq)` is not known until the module is cast.)
 """
 from __future__ import annotations
 
