@@ -1,6 +1,7 @@
 """`verify --call MODULE:FUNCTION --inputs MODULE:FACTORY`: the user's own function
-on the user's own inputs, with the exact shadow and the start offset, reported at
-the site's own location; and what is checked before anything runs."""
+on the user's own inputs, with the exact shadow and the start offset (an int32 total
+just below 2^31, a float one near 8 x its limit), reported at the site's own
+location; and what is checked before anything runs."""
 import argparse
 import json
 
@@ -37,6 +38,32 @@ def test_call_runs_the_users_function_with_shadow_and_start_offset(tmp_path):
     assert finding["exact"] == 8 * 2**24 - 64 + 15 == finding["after"] != finding["before"]
     assert finding["max_seen"] == 15  # as written, the call itself only counted 15
     assert finding["reached"] is True
+
+
+INT32_TALLY = (
+    "import torch\n"
+    "def count_labels(batches):\n"
+    "    total = torch.zeros(1, dtype=torch.int32)\n"
+    "    for b in batches:\n"
+    "        total += (b != -100).sum()\n"
+    "    return total.item()\n"
+)
+LABELS = "import torch\ndef labels(device):\n    return ([torch.tensor([1, -100, 4, 2], device=device)] * 4,), {}\n"
+
+
+def test_call_drives_an_int32_total_from_just_below_its_limit(tmp_path):
+    pytest.importorskip("torch", reason="--call runs the user's torch code in a child process (verify extra)")
+    (tmp_path / "tally.py").write_text(INT32_TALLY)
+    (tmp_path / "feed.py").write_text(LABELS)
+    result = run_cli("verify", "--call", "tally:count_labels", "--inputs", "feed:labels", "--device", "cpu", "--output-format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (finding,) = json.loads(result.stdout)
+    # the stress pass starts int32 two below 2^31 (as the replays do), not at 0: 12
+    # counts wrap it, and the int64 fix started at the same offset keeps them
+    assert finding["verdict"] == "confirmed", finding["detail"]
+    assert finding["exact"] == 2**31 - 3 + 12 == finding["after"] and finding["before"] < 0
+    assert "(started at 2,147,483,645)" in finding["detail"]
+    assert finding["max_seen"] == 12  # as written, the call itself only counted 12
 
 
 def _args(**values):

@@ -1,7 +1,8 @@
 """`verify --pytest`: the user's own tests as a precision sanitizer, on a small
 project of its own (tests/fixtures/verify_project, copied to a temporary folder):
 sites the tests reach and confirm, one whose fix a later statement undoes, one the
-tests themselves take past the limit, and one no test executes."""
+tests themselves take past the limit, and one no test executes; and an int32 total,
+which the stress pass starts just below 2^31."""
 import json
 import shutil
 
@@ -46,3 +47,36 @@ def test_pytest_arguments_after_the_double_dash(project):
     found = sanitize(project, "--", "-k", "zero_entries")
     assert found[7]["verdict"] == "confirmed"
     assert found[18]["verdict"] == "not-reached"  # its test was deselected
+
+
+INT32_PROJECT = {
+    "tokens/__init__.py": "",
+    "tokens/tally.py": (
+        "import torch\n\n\n"
+        "def kept_tokens(batches):\n"
+        "    kept = torch.zeros(1, dtype=torch.int32)\n"
+        "    for labels in batches:\n"
+        "        kept += (labels != -100).sum()\n"
+        "    return int(kept.item())\n"
+    ),
+    "checks/check_tally.py": (
+        "import torch\n\nfrom tokens.tally import kept_tokens\n\n\n"
+        "def test_kept_tokens():\n"
+        "    assert kept_tokens([torch.tensor([1, -100, 3])] * 3) == 6\n"
+    ),
+    "pytest.ini": "[pytest]\ntestpaths = checks\npython_files = check_*.py\n",
+}
+
+
+def test_an_int32_total_is_driven_from_just_below_its_limit(tmp_path):
+    for name, text in INT32_PROJECT.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = run_cli("verify", "--pytest", "tokens", "--device", "cpu", "--output-format", "json", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    (finding,) = json.loads(result.stdout)
+    # the stress pass starts it two below 2^31, as the replays do (not at 0, which
+    # never passed the limit: `not-driven`)
+    assert (finding["line"], finding["verdict"]) == (5, "confirmed"), finding["detail"]
+    assert finding["exact"] == 2**31 - 3 + 6 == finding["after"] and finding["before"] < 0
+    assert finding["max_seen"] == 6  # the tests themselves, as written

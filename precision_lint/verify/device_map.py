@@ -1,12 +1,13 @@
 """Every spelling of a device in replayed code becomes the target device:
 `device=...`, `'cuda:1'`, `.cuda()`, `torch.cuda.FloatTensor`, `torch.cuda.current_device()`,
-`torch.device(...)`, any other `torch.cuda.*`. No torch here."""
+`torch.device(...)`, any other `torch.cuda.*`; `torch.autocast("cuda")` runs on the
+target device's type. No torch here."""
 from __future__ import annotations
 
 import libcst as cst
 
 from ..model.imports import dotted_name
-from ..model.torch_api import REDUCING_COLLECTIVES
+from ..model.torch_api import AUTOCAST_CONTEXTS, REDUCING_COLLECTIVES
 from .names import is_torch_cuda_name, is_torch_name
 from .source_view import MAPPING, Edit, all_nodes
 
@@ -43,7 +44,8 @@ class DeviceMapping:
                 return []
             if isinstance(value, str) and (value == "cuda" or value.startswith("cuda:")):
                 start, end = offsets(node)
-                return [Edit(start, end, "__device", None, MAPPING)]
+                # `torch.autocast("cuda", ...)` takes a device type, a string, not a device
+                return [Edit(start, end, "__device.type" if self._autocast_device(node) else "__device", None, MAPPING)]
             return []
         if isinstance(node, cst.FormattedString) and self.source.raw(node).lstrip("rfRF").lstrip("'\"").startswith("cuda"):
             start, end = offsets(node)
@@ -76,5 +78,16 @@ class DeviceMapping:
                 start, end = offsets(group.value)
                 return [Edit(start, end, "None", None, MAPPING)]  # the replay's own ranks
         return []
+
+    def _autocast_device(self, node: cst.SimpleString) -> bool:
+        """Whether the string is the device type of a `torch.autocast(...)`."""
+        arg = self.source.parent(node)
+        call = self.source.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or arg.value is not node:
+            return False
+        name = dotted_name(call.func)
+        if (self.imports.qualify_dotted(name) if name else None) not in AUTOCAST_CONTEXTS:
+            return False
+        return arg.keyword.value == "device_type" if arg.keyword is not None else call.args.index(arg) == 0
 
     # -- the slice -------------------------------------------------------------------------

@@ -4,7 +4,8 @@ The files are checked as one project (project/analysis.py), so a count that come
 from another module's function, or a dtype another module decides (`model.bfloat16()`
 in train.py), is found as `check` finds it. Each finding is settled by the project's
 evidence like `check` settles it, and verify keeps what it depended on: its
-conditions and that evidence decide the dtype a replay runs it in (`run_dtype`).
+conditions and that evidence decide the dtype a replay runs it in (`run_dtype`) and
+whether it runs under autocast (under_autocast.py).
 Each module's model is built again with the slice of the project index it was
 checked with, so the site is found on the same facts. No torch here.
 """
@@ -19,7 +20,7 @@ import libcst as cst
 from ..conditions import CAST, DEFAULT, RUNTIME, resolve
 from ..diagnostics import Diagnostic
 from ..model.dtypes import RUNTIME_FLOAT, DType
-from ..model.evidence import AUTOCAST, DEFAULT_HALF, HALF
+from ..model.evidence import DEFAULT_HALF, HALF
 from ..model.semantic import SemanticModel, build_model
 from ..model.summaries import Evidence, ProjectFacts
 from ..project.index import ModuleContext
@@ -121,13 +122,6 @@ def run_dtype(dtype: DType | None, conditions: tuple[str, ...], facts: ProjectFa
                 chosen = _half_of(seen)
                 what = "made in the default dtype, which the project sets to half precision" if kind == DEFAULT_HALF else "a float32 buffer the project casts to half precision"
                 return chosen, f"{what} ({_shown(seen)}): replayed as {chosen}"
-    return None
-
-
-def autocast_note(conditions: tuple[str, ...], facts: ProjectFacts) -> str | None:
-    """PH004 under the project's autocast: said, not replayed (the replay runs without it)."""
-    if _NEEDS + AUTOCAST in conditions and facts.first(AUTOCAST) is not None:
-        return f"the project runs matmuls under autocast ({_shown(facts.first(AUTOCAST))}); the replay runs without autocast"
     return None
 
 

@@ -6,20 +6,25 @@ trajectory: after every add or change, the exact total next to the accumulator's
 It also starts an accumulator at an offset near its dtype's limit: starting at L-k
 and adding the same counts gives bit-identical results to a long run that reached
 L-k (float32, float16, bfloat16 and float64 alike), so a few adds there show what
-millions of steps would. Value sites record a value next to its exact version.
+millions of steps would; the shadow starts at the offset plus what the creation
+put there (`torch.ones`: starts.py). Value sites record a value next to its exact
+version.
 A total kept in NumPy gets a NumPy shadow instead (`numpy_values`).
 
 `ReplayHooks` adds what a replay needs on top: synthesized inputs, the scenario's
-branch arms, bounded loops, the target device for every CUDA spelling.
+branch arms, bounded loops, the target device for every CUDA spelling, and the
+project's autocast around the calls where the site runs under it.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import weakref
 
 import torch
 
 from . import numpy_values
+from .starts import initial_exact, largest, start_offset, torch_shadow
 from .synth import Synthesizer
 
 TRACE_POINTS = 240
@@ -48,18 +53,6 @@ def as_exact_int(value) -> int:
     if isinstance(value, float):
         return int(round(value)) if value == value and abs(value) != float("inf") else 0
     return int(value)
-
-
-def start_offset(run: str, limit: int, integer: bool, scale: float = 1.0) -> int:
-    """Where a run starts the accumulator: exactly representable in its dtype, just
-    below the limit (`below`: int32 wraps a few adds later), or where the float
-    spacing is 8 and then 16 (`high`)."""
-    if run == "below":
-        # int32: 2 below, so even adds of 1 (a per-class count) wrap within the replay's calls
-        return limit - 2 if integer else limit - 8
-    if run == "high" and not integer:
-        return int(8 * max(1.0, scale)) * limit - 64
-    return 0
 
 
 class Wide(torch.Tensor):
@@ -93,6 +86,7 @@ class Recorder:
         self.scale = scale
         self.limit: int | None = None
         self.start_dtype: str | None = None
+        self.top = 0  # the largest element the creation made: the offset is lowered by it
         self.arrays = "torch"  # "numpy" once a NumPy accumulator is started: its shadow is NumPy
         self._boxes: dict = {}
         self._weak: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -116,8 +110,9 @@ class Recorder:
     def start(self, site: int, value, owner):
         if numpy_values.is_numpy(value):
             self.arrays = "numpy"
-            self._first_start(numpy_values.dtype_name(value), numpy_values.limit_of(value), numpy_values.is_integer(value))
-            value, shadow = numpy_values.started(value, self.offset)
+            initial = numpy_values.initial_exact(value)
+            self._first_start(numpy_values.dtype_name(value), numpy_values.limit_of(value), numpy_values.is_integer(value), numpy_values.largest(initial))
+            value, shadow = numpy_values.started(value, self.offset, initial)
             self._set_box(site, owner, Box(shadow))
             return value
         if self.run_dtype is not None and isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != self.run_dtype:
@@ -130,26 +125,30 @@ class Recorder:
         if isinstance(value, int) and not isinstance(value, bool) and not isinstance(value, torch.Tensor):
             dtype = torch.int64  # a Python int start (the fixed `total = 0`)
         integer = not (isinstance(dtype, torch.dtype) and dtype.is_floating_point)
-        self._first_start(str(dtype).replace("torch.", ""), limit_of(dtype), integer)
+        # what the creation made (`torch.ones`, `torch.full((k,), 5)`) counts too: the
+        # shadow starts at the offset plus it (starts.py)
+        initial = initial_exact(value)
+        self._first_start(str(dtype).replace("torch.", ""), limit_of(dtype), integer, largest(initial))
         offset = self.offset
         if isinstance(value, torch.Tensor):
             if offset:
                 value.add_(offset)
-            shadow = torch.full(value.shape, offset, dtype=torch.int64, device=value.device)
+            shadow = torch_shadow(initial, offset, value.device)
         else:
             value = value + offset
-            shadow = torch.tensor(offset, dtype=torch.int64, device=self.device_name)
+            shadow = torch_shadow(initial, offset, self.device_name)
         self._set_box(site, owner, Box(shadow))
         return value
 
-    def _first_start(self, dtype: str, limit: int | None, integer: bool) -> None:
+    def _first_start(self, dtype: str, limit: int | None, integer: bool, top: int = 0) -> None:
         """The dtype and the start offset come from the first start (the original's;
-        the fixed code is given the same offset)."""
+        the fixed code is given the same offset). `top`: the largest initial element."""
         if self.start_dtype is None:
             self.start_dtype = dtype
+            self.top = max(0, top)
         if self.offset is None:
             self.limit = limit
-            self.offset = start_offset(self.run_name, limit, integer, self.scale) if limit else 0
+            self.offset = start_offset(self.run_name, limit, integer, self.scale, top) if limit else 0
 
     def _set_box(self, site: int, owner, box: Box) -> None:
         if owner is None:
@@ -294,6 +293,8 @@ class Recorder:
             "nonzero_adds": self.nonzero_adds,
             "limit": self.limit,
             "offset": self.offset,
+            # where the largest element started: the offset plus what the creation made
+            "start": (self.offset or 0) + self.top,
             "start_dtype": self.start_dtype,
             "device": self.device_name,
             "values": self.values[-40:],
@@ -358,10 +359,11 @@ class ReplayHooks(Recorder):
         arguments = (self_object,) if self_object is not None else ()
         for function in inits:
             function(*arguments)
-        for number in range(N_CALLS if self.job.get("calls") else 1):
-            self.synth.call_index = number
-            for function in calls:
-                function(*arguments)
+        with self._autocast():
+            for number in range(N_CALLS if self.job.get("calls") else 1):
+                self.synth.call_index = number
+                for function in calls:
+                    function(*arguments)
         for function in posts:
             try:
                 function(*arguments)
@@ -372,6 +374,16 @@ class ReplayHooks(Recorder):
 
     def device(self):
         return torch.device(self.device_name)
+
+    def _autocast(self):
+        """The autocast the project runs the site's calls under (under_autocast.py),
+        on the replay's device; the instance is built outside it, as a caller builds
+        the model before its autocast region. Float64 (the exact versions) is never
+        cast by autocast."""
+        dtype = self.job.get("autocast")
+        if not dtype:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=torch.device(self.device_name).type, dtype=getattr(torch, dtype))
 
     def failed(self, line: int, error: Exception) -> None:
         """A statement that only reads the accumulator afterwards raised."""

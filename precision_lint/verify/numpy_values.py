@@ -1,9 +1,10 @@
 """NumPy values in a replay's child process (imports torch, and NumPy when installed).
 
 A total kept in NumPy (`np.int32(0)`, `np.zeros(k, dtype=np.int32)`) is replayed as
-NumPy runs it. Its exact shadow is a NumPy int64 array of the same shape, so the
-statements mirrored on it run in NumPy too (a torch shadow next to NumPy code would
-change the promotions being watched: `np.int32(5) + torch.tensor(3)` is a tensor).
+NumPy runs it. Its exact shadow is a NumPy int64 array of the same shape, starting
+at the offset plus what the creation put there (`np.ones`), so the statements
+mirrored on it run in NumPy too (a torch shadow next to NumPy code would change the
+promotions being watched: `np.int32(5) + torch.tensor(3)` is a tensor).
 The recorder compares through torch (`as_torch`), so one set of rules judges both.
 """
 from __future__ import annotations
@@ -57,15 +58,31 @@ def as_numpy(tensor: torch.Tensor):
     return tensor.numpy()
 
 
-def started(value, offset: int):
+def initial_exact(value):
+    """What a NumPy accumulator holds at its creation (`np.ones(k)`, `np.int32(5)`),
+    exactly: an int64 array when whole, float64 otherwise (0-dim for a scalar)."""
+    array = np.asarray(value)
+    if array.dtype.kind == "f" and bool(np.isfinite(array).all()) and np.array_equal(np.round(array), array):
+        return array.astype(np.int64)
+    return array.astype(np.float64) if array.dtype.kind == "f" else array.astype(np.int64)
+
+
+def largest(initial) -> int:
+    """The largest finite initial element, rounded up (0 for none), as starts.largest."""
+    finite = initial[np.isfinite(initial)] if initial.dtype.kind == "f" else initial.ravel()
+    return int(np.ceil(finite.max())) if finite.size else 0
+
+
+def started(value, offset: int, initial):
     """The accumulator moved to `offset` (in place for an array; a NumPy scalar is
-    immutable, so a new one of the same dtype), and its exact shadow."""
+    immutable, so a new one of the same dtype), and its exact shadow: the offset plus
+    the initial value, element by element."""
     if offset:
         if isinstance(value, np.ndarray):
             value += offset
         else:
             value = value + offset  # NumPy keeps the scalar's dtype for a Python int
-    return value, np.full(np.shape(value), offset, dtype=np.int64)
+    return value, np.asarray(initial + offset)  # 0-dim for a scalar, as the accumulator's shape
 
 
 def exact(value):

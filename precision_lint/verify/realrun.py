@@ -4,7 +4,8 @@ sites call, one `Recorder` per site.
 
 Three passes use this: *observe* (as written, from zero: how far the real inputs
 take each site and whether it ever lost exactness), *stress* (each accumulator
-started near its limit), *stress* of the fixed code (the same offsets).
+started near its limit: an integer one just below it, a float one where the spacing
+is 8), *stress* of the fixed code (the same offsets).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import traceback
 
 from .hooks import Recorder
 from .instrument import HOOK, instrument
+from .starts import STRESS
 
 
 class SiteHooks:
@@ -34,7 +36,9 @@ class SiteHooks:
         for info in sites:
             key = (path, info.number)
             self.infos[key] = info.as_json()
-            run = "high" if self.mode == "stress" else "zero"
+            # stress: integers just below their limit (int32 two below 2^31, as the
+            # replays start them; it has no `high`), floats where the spacing is 8
+            run = STRESS if self.mode == "stress" else "zero"
             self.recorders[key] = Recorder("cpu", run, self.offsets.get(f"{path}:{info.number}"), info.dtype, self.scale)
         return ModuleHooks(self, path)
 

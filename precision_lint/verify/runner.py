@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..registry import all_rules
-from .findings import FileFindings, autocast_note, project_findings, run_dtype
+from .findings import FileFindings, project_findings, run_dtype
 from .isolation import run_isolated
 from .program import ReplayBuilder
 from .sites import VERIFIABLE, NoReplay, find_site
 from .source_view import SourceIndex
 from .synth_description import describe_inputs
+from .under_autocast import replay_autocast
 from .verdicts import ERROR, SKIPPED, Result, judge_replay
 
 
@@ -67,7 +68,11 @@ def verify_findings(found: FileFindings, options: Options) -> list[Result]:
         try:
             site = find_site(index, model, diagnostic)
             site.run_dtype = run_dtype(site.dtype, item.conditions, found.facts)
-            harness = ReplayBuilder(index, model, site).build()
+            builder = ReplayBuilder(index, model, site)
+            harness = builder.build()
+            # what the project runs the site under: the child runs the calls in it
+            autocast = replay_autocast(found, item, index, site)
+            harness["autocast"] = autocast.dtype if autocast is not None else None
         except NoReplay as reason:
             result.detail = str(reason)
             results.append(result)
@@ -78,12 +83,24 @@ def verify_findings(found: FileFindings, options: Options) -> list[Result]:
         result.inputs = describe_inputs(harness)
         if site.run_dtype is not None:
             result.notes.append(f"dtype: {site.run_dtype[1]}")
-        autocast = autocast_note(item.conditions, found.facts)
-        if autocast is not None:
-            result.notes.append(autocast)
         run_replay(harness, result, options)
+        if autocast is not None:
+            at = 1 if site.run_dtype is not None else 0  # next to the other dtype: note, before the run's own
+            result.notes[at:at] = _autocast_notes(autocast, builder, index, result, options)
         results.append(result)
     return results
+
+
+def _autocast_notes(autocast, builder: ReplayBuilder, index: SourceIndex, result: Result, options: Options) -> list[str]:
+    """The `dtype:` note of a replay under autocast, and what autocast rounds that the
+    replay does not compare (it compares the positions and the angle product, not what
+    a layer call such as `self.proj(t)` makes of them)."""
+    device = (result.device or options.device).split(":")[0]
+    notes = [f"dtype: {autocast.why}: replayed under `torch.autocast({device!r}, dtype=torch.{autocast.dtype})`, before and after"]
+    compared = builder.angle is not None and index.line(builder.angle[1]) == autocast.line
+    if autocast.op is not None and not compared:
+        notes.append(f"autocast runs `{autocast.op}` (line {autocast.line}) in {autocast.dtype}: the replay compares the positions it takes, not what it makes of them")
+    return notes
 
 
 def run_replay(harness: dict, result: Result, options: Options) -> None:

@@ -147,8 +147,8 @@ def _judge_accumulator(runs: list[dict], harness: dict) -> dict:
     if any(r["before"]["lost"] for r in driven):
         before = decisive["before"]
         exact, value = before["final"]
-        start = before.get("offset") or 0
-        where = f" (started at {start:,})" if start else ""
+        start = before.get("start", before.get("offset") or 0)
+        where = f" (started at {start:,})" if before.get("offset") else ""
         return {
             "verdict": CONFIRMED,
             "detail": f"{before.get('start_dtype') or harness.get('dtype')} was off by up to {before['max_error']:,} past {before['limit']:,}{where}; "
@@ -364,7 +364,7 @@ def judge_real(result: Result, info: dict, passes: dict[str, dict | None], error
         result.verdict = CONFIRMED
         result.detail = (
             f"{before.get('start_dtype')} was off by up to {before.get('max_error', 0):,} past {before.get('limit') or result.limit:,} "
-            f"(started at {before.get('offset') or 0:,}); it ended at {result.before:,} where the exact total is {result.exact:,}; int64 exact"
+            f"(started at {before.get('start', before.get('offset') or 0):,}); it ended at {result.before:,} where the exact total is {result.exact:,}; int64 exact"
         )
     else:
         result.verdict, result.detail = NOT_REPRODUCED, f"both exact past the limit, up to {before['max_seen']:,}"
