@@ -235,3 +235,25 @@ def test_a_project_whose_name_starts_with_torch_is_still_the_projects_own(tmp_pa
         "    for labels in batches:\n        total += count_valid(labels)\n    return total\n"
     )
     assert _found(tmp_path, "--no-cache", ".") == {("train.py", 5, "PH001")}
+
+
+def test_star_imports_re_export_and_connect_modules(tmp_path):
+    # `pkg/__init__.py` star-imports its modules (timm's layout): names resolve through
+    # it, and a script importing the package runs alongside each module
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .core import *\n")
+    (package / "core.py").write_text("import torch\n\ndef count_valid(labels):\n    return (labels != -100).sum()\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom pkg import count_valid\n\ndef run(batches):\n    total = torch.zeros(1)\n"
+        "    for labels in batches:\n        total += count_valid(labels)\n    return total\n"
+    )
+    assert _found(tmp_path, "--no-cache", ".") == {("train.py", 5, "PH001")}
+    index = ProjectIndex([
+        _module("pkg", exports={}) | {"star_imports": ["pkg.core"]},
+        _module("pkg.core", functions={"pkg.core.count_valid": _function(["labels"], COUNT)}),
+        _module("train", exports={"pkg": "pkg"}),
+    ])  # fmt: skip
+    assert index.locate("pkg.count_valid")[1] == "pkg.core.count_valid"
+    assert index.locate("pkg.missing") is None
+    assert index.imports.run_together("pkg/core.py", "train.py")

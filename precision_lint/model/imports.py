@@ -34,6 +34,8 @@ class ImportMap:
     torch_module_aliases: list[str] = field(default_factory=list)
     # the first top-level import statement, where a fix may add `import torch`
     first_import: cst.CSTNode | None = None
+    # modules imported with `from m import *` (their names are not known here)
+    star_modules: list[str] = field(default_factory=list)
 
     def qualify_name(self, name: str) -> str | None:
         if name in self.names:
@@ -115,6 +117,7 @@ def _import_from(node: cst.ImportFrom, imports: ImportMap, package: str) -> None
         if module is None:
             return
     if isinstance(node.names, cst.ImportStar):
+        imports.star_modules.append(module)
         return
     for alias in node.names:
         if not isinstance(alias.name, cst.Name):

@@ -27,6 +27,9 @@ class ImportGraph:
                 module = target if target in path_of else module_of(target)
                 if module is not None and path_of.get(module) not in (None, path):
                     imported.add(path_of[module])
+            for module in summary.get("star_imports", ()):  # `from .layers import *`
+                if path_of.get(module) not in (None, path):
+                    imported.add(path_of[module])
             for other in imported:
                 self._importers.setdefault(other, set()).add(path)
         self._together: dict[str, set[str]] = {}

@@ -75,6 +75,10 @@ class ProjectIndex:
             target = data["exports"].get(parts[cut])
             if target is not None and hops < _MAX_HOPS:
                 return self._owner(".".join([target, *parts[cut + 1 :]]), hops + 1)
+            for star in data.get("star_imports", ()) if hops < _MAX_HOPS else ():  # `from .core import *`
+                found = self._owner(".".join([star, *parts[cut:]]), hops + 1)
+                if found is not None and (found[1] in found[0]["functions"] or found[1] in found[0]["classes"]):
+                    return found
             return data, qualified
         return None
 

@@ -47,6 +47,7 @@ def summarize(model: SemanticModel, display_path: str, source: str, evidence: li
         },  # fmt: skip
         "opaque_calls": sorted(model.opaque_calls),
         "evidence": [[e.kind, e.text, e.where] for e in evidence],
+        "star_imports": sorted({m for m in model.imports.star_modules if not _is_library(m)}),
     }
 
 
@@ -56,29 +57,34 @@ def exports_summary(source: str, module_name: str, package: str, display_path: s
     with the standard parser, which is several times faster than the concrete one.
     `modeled` is false: when the project's code calls one of its functions, the
     module is modeled for its summary then (project/analysis.py)."""
-    exports = _imported_names(source, package)
-    if exports is None:
+    imported = _imported_names(source, package)
+    if imported is None:
         return None
+    exports, stars = imported
     return {
         "module": module_name, "path": display_path, "functions": {}, "classes": {},
         "exports": exports, "calls": {}, "opaque_calls": [], "evidence": [], "modeled": False,
+        "star_imports": stars,
     }  # fmt: skip
 
 
-def _imported_names(source: str, package: str) -> dict[str, str] | None:
-    """The project names a module imports (None: it does not parse)."""
+def _imported_names(source: str, package: str) -> tuple[dict[str, str], list[str]] | None:
+    """The project names a module imports and the project modules it star-imports
+    (None: it does not parse)."""
     if "import" not in source:
-        return {}
+        return {}, []
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    exports = {}
+    exports, stars = {}, set()
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
             base = absolute_module(node.module or "", node.level, package)
             if base is None or _is_library(base) or base == "__future__":
                 continue
+            if any(alias.name == "*" for alias in node.names):
+                stars.add(base)
             for alias in node.names:
                 if alias.name != "*":
                     exports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
@@ -86,7 +92,7 @@ def _imported_names(source: str, package: str) -> dict[str, str] | None:
             for alias in node.names:
                 if alias.asname and not _is_library(alias.name):
                     exports[alias.asname] = alias.name
-    return exports
+    return exports, sorted(stars)
 
 
 def _own_names(model: SemanticModel) -> set[str]:
