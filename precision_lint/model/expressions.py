@@ -4,7 +4,7 @@ torch_calls, what operations do to values in operations."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 
@@ -59,11 +59,11 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         self.autocast_regions: list[bool] = []  # the `with torch.autocast` regions we are in
         self.autocast_uses: list[AutocastUse] = []  # shared by a model's interpreters
         self.loop_stack: list[int] = []  # id() of the loops around what is evaluated, innermost last
-        # a method that runs only while the module is built (`__init__`, private helpers
-        # only it calls): its buffers still have the dtype they were made with
-        self.at_construction = False
-        # `self.x` the class converts back to float32 itself (`self.x = self.x.float()`)
-        self.restored: frozenset[str] = frozenset()
+        # asked when a method reads a buffer (computed once per module, and only then):
+        # whether the method runs only while the module is built (`__init__`, private
+        # helpers only it calls), and the buffers its class converts back to float32
+        self.at_construction: Callable[[], bool] = _never
+        self.restored: Callable[[], frozenset[str]] = frozenset
 
     # -- bookkeeping -----------------------------------------------------------
     def consume(self, value: Value, node: cst.CSTNode, effect: Effect, reason: str, fate: Fate | None = None) -> None:
@@ -243,13 +243,15 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         return result
 
     def _state_read(self, key: str, value: Value) -> Value:
-        """`self.x` as read here. A tensor the class converts back to float32 itself
+        """`self.x` as read here. A buffer the class converts back to float32 itself
         (`self.inv_freq = self.inv_freq.float()`) is float32 where the class reads it;
         while the module is being built, a buffer has the dtype it was made with (no
         `model.to(...)` can have cast it yet)."""
-        if key in self.restored and value.kind in (Kind.TENSOR, Kind.UNKNOWN):
+        if not value.buffer:
+            return value
+        if key in self.restored() and value.kind in (Kind.TENSOR, Kind.UNKNOWN):
             return replace(value, kind=Kind.TENSOR, dtype=FLOAT32, buffer=False, dtype_source=None)
-        if self.at_construction and value.buffer:
+        if self.at_construction():
             return replace(value, buffer=False)
         return value
 
@@ -468,6 +470,10 @@ def _local_name_target(statement: cst.CSTNode) -> bool:
         return isinstance(statement.target, cst.Name)
     if isinstance(statement, cst.Assign):
         return all(isinstance(t.target, cst.Name) for t in statement.targets)
+    return False
+
+
+def _never() -> bool:
     return False
 
 

@@ -8,7 +8,7 @@ import libcst as cst
 from .definitions import ClassInfo, Definitions
 from .dtypes import CONVERSION_METHODS, FLOAT32, FLOAT64, dtype_from_qualified_name
 from .imports import ImportMap, dotted_name
-from .walk import iter_children
+from .walk import child_statements, iter_children
 
 CONSTRUCTORS = frozenset({"__init__"})
 # a site of a call that is no method of a class (module code, a nested function, a
@@ -63,39 +63,41 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
+# statements of a class body that hold its methods (an `if` or `try` around a def)
+_CLASS_BODY = frozenset({cst.IndentedBlock, cst.SimpleStatementLine, cst.If, cst.Try, cst.With, cst.Else, cst.Finally, cst.ExceptHandler})
+
+
 def _collect_sites(node: cst.CSTNode, where: tuple[str, str], self_name: str | None, names: set[str], sites, module_name: str) -> None:
     """Calls `x.name(...)` of the given names, with the (qualified class, method) they
-    are made in when made through that method's `self`, else `_ELSEWHERE`."""
+    are made in when made through that method's `self`, else `_ELSEWHERE`. (Node
+    types are compared with `type(...) is`: isinstance on libcst's classes is slow.)"""
     stack: list = [(node, where, self_name, module_name)]
     while stack:
         current, where, self_name, owner = stack.pop()
-        if isinstance(current, cst.ClassDef):
-            inner_owner = f"{owner}.{current.name.value}" if owner is not None else None
-            for child in iter_children(current):
-                stack.append((child, _ELSEWHERE, None, ("class", inner_owner)))
+        kind = type(current)
+        if kind is cst.ClassDef:
+            inner_owner = f"{owner}.{current.name.value}" if isinstance(owner, str) else None
+            stack.extend((child, _ELSEWHERE, None, ("class", inner_owner)) for child in iter_children(current))
             continue
-        if isinstance(current, cst.FunctionDef):
+        if kind is cst.FunctionDef:
             # a method: a def directly in a class body (owner is ("class", name))
             params = list(current.params.posonly_params) + list(current.params.params)
-            if isinstance(owner, tuple) and owner[1] is not None and params:
+            if type(owner) is tuple and owner[1] is not None and params:
                 inner_where, inner_self = (owner[1], current.name.value), params[0].name.value
             else:
                 inner_where, inner_self = _ELSEWHERE, None
-            for child in iter_children(current):
-                stack.append((child, inner_where, inner_self, None))
+            stack.extend((child, inner_where, inner_self, None) for child in iter_children(current))
             continue
-        if isinstance(current, cst.Lambda):
-            for child in iter_children(current):
-                stack.append((child, _ELSEWHERE, None, None))
+        if kind is cst.Lambda:
+            stack.extend((child, _ELSEWHERE, None, None) for child in iter_children(current))
             continue
-        if isinstance(owner, tuple) and not isinstance(current, (cst.IndentedBlock, cst.SimpleStatementLine, cst.If, cst.Try, cst.With, cst.Else, cst.Finally, cst.ExceptHandler)):
+        if type(owner) is tuple and kind not in _CLASS_BODY:
             owner = None  # an expression in a class body: nested defs there are no methods
-        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in names:
+        if kind is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value in names:
             receiver = current.func.value
-            through_self = isinstance(receiver, cst.Name) and self_name is not None and receiver.value == self_name
+            through_self = type(receiver) is cst.Name and self_name is not None and receiver.value == self_name
             sites.setdefault(current.func.attr.value, set()).add(where if through_self else _ELSEWHERE)
-        for child in iter_children(current):
-            stack.append((child, where, self_name, owner))
+        stack.extend((child, where, self_name, owner) for child in iter_children(current))
 
 
 def restored_attributes(info: ClassInfo, imports: ImportMap) -> frozenset[str]:
@@ -107,16 +109,19 @@ def restored_attributes(info: ClassInfo, imports: ImportMap) -> frozenset[str]:
         if not method.receives_self or not method.params:
             continue
         self_name = method.params[0]
-        stack = list(iter_children(method.node.body))
-        while stack:
-            current = stack.pop()
-            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        pending = list(child_statements(method.node))
+        while pending:
+            statement = pending.pop()
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            if isinstance(current, cst.Assign) and len(current.targets) == 1:
-                key = _self_attribute(current.targets[0].target, self_name)
-                if key is not None and _converts_to_full_float(current.value, key, self_name, imports):
-                    found.add(f"self.{key}")
-            stack.extend(iter_children(current))
+            if not isinstance(statement, cst.SimpleStatementLine):
+                pending.extend(child_statements(statement))
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    key = _self_attribute(small.targets[0].target, self_name)
+                    if key is not None and _converts_to_full_float(small.value, key, self_name, imports):
+                        found.add(f"self.{key}")
     return frozenset(found)
 
 

@@ -259,8 +259,9 @@ class _ModelBuilder:
             scope = info.qualified[len(self.module_name) + 1 :]
             interpreter = self._interpreter(scope, self_name, info.owner)
             if info.owner is not None and self_name is not None:
-                interpreter.at_construction = info.qualified in self._construction_methods()
-                interpreter.restored = self._restored_in(info.owner)
+                owner, qualified = info.owner, info.qualified
+                interpreter.at_construction = lambda: qualified in self._construction_methods()  # type: ignore[method-assign]
+                interpreter.restored = lambda: self._restored_in(owner)  # type: ignore[method-assign]
             outer_scope, run.log.scope = run.log.scope, scope
             if self_name is not None:
                 interpreter.on_bind = self._attribute_collector(info.owner)  # type: ignore[method-assign]
