@@ -11,6 +11,7 @@ from precision_lint.model.dtypes import BFLOAT16, FLOAT16, RUNTIME_FLOAT
 from precision_lint.model.evidence import AUTOCAST
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.torch_calls import range_numbers
 from precision_lint.model.values import CallFact, Kind
 from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
 
@@ -27,6 +28,11 @@ class LowPrecisionPositions(Rule):
     `.to(torch.bfloat16)` / `.type_as(t)` with `t` in low precision, and
     `torch.arange(..., dtype=self.buf.dtype)` or `.type_as(self.buf)` where `buf` is a
     registered buffer, which `model.to(torch.bfloat16)` or `model.half()` casts.
+    Not while the module is being built (in `__init__` and the private methods only it
+    calls, a buffer still has the dtype it was made with), nor for a buffer the class
+    converts back to float32 itself (`self.inv_freq = self.inv_freq.float()`). A range
+    whose bounds are known numbers (literals, or names bound to them) is reported only
+    when some of its values are not exact in the dtype.
 
     Positions in the dtype the model runs in (`dtype=query.dtype`,
     `positions.type_as(hidden)`) are warnings, errors once the project casts its model
@@ -82,6 +88,19 @@ class LowPrecisionPositions(Rule):
         "import torch\nt = torch.arange(4096)\n",
         # literal bounds within the exact range: test data, not long positions
         "import torch\nkeys = torch.arange(32, dtype=torch.bfloat16)\nids = torch.arange(16, 48).half()\n",
+        # bounds bound to small numbers: scales 1..9, all exact
+        "import torch\ndef scales():\n    n, d = 9, 64\n    return torch.arange(1, n + 1, dtype=torch.bfloat16).view(n, 1) * torch.ones(d)\n",
+        # a cache built while the module is built: the buffer is still float32 there
+        "import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self, dim, n):\n        super().__init__()\n"
+        "        self.register_buffer('inv_freq', 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim))\n"
+        "        self._build(n)\n"
+        "    def _build(self, n):\n        t = torch.arange(n, dtype=self.inv_freq.dtype)\n"
+        "        self.register_buffer('angles', torch.outer(t, self.inv_freq))\n",
+        # a buffer the class puts back in float32 before it builds positions from it
+        "import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+        "        self.register_buffer('inv_freq', torch.ones(dim))\n"
+        "    def angles(self, n):\n        if self.inv_freq.dtype != torch.float32:\n            self.inv_freq = self.inv_freq.float()\n"
+        "        return torch.outer(torch.arange(n, dtype=self.inv_freq.dtype), self.inv_freq)\n",
         "import torch\nt = torch.arange(4096, dtype=torch.float32)\n",
         "import torch\nt = torch.arange(4096).float()\n",
         # a plain attribute is not cast with the module
@@ -113,6 +132,25 @@ class LowPrecisionPositions(Rule):
             "import torch\nt = torch.arange(8192, dtype=torch.bfloat16)\n",
             fixed="import torch\nt = torch.arange(8192, dtype=torch.float32)\n",
             applicability=Applicability.UNSAFE,
+        ),
+        # bounds bound to numbers, past what bfloat16 holds exactly
+        Invalid(
+            "import torch\ndef grid():\n    rows, cols = 64, 64\n    return torch.arange(rows * cols, dtype=torch.bfloat16)\n",
+            fixed="import torch\ndef grid():\n    rows, cols = 64, 64\n    return torch.arange(rows * cols, dtype=torch.float32)\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        # the cache is rebuilt in forward too, after the module may have been cast
+        Invalid(
+            "import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self, dim, n):\n        super().__init__()\n"
+            "        self.register_buffer('inv_freq', torch.ones(dim))\n        self._build(n)\n"
+            "    def _build(self, n):\n        self.t = torch.arange(n, dtype=self.inv_freq.dtype)\n"
+            "    def forward(self, x):\n        self._build(x.shape[1])\n        return x\n",
+            fixed="import torch\nclass Rotary(torch.nn.Module):\n    def __init__(self, dim, n):\n        super().__init__()\n"
+            "        self.register_buffer('inv_freq', torch.ones(dim))\n        self._build(n)\n"
+            "    def _build(self, n):\n        self.t = torch.arange(n, dtype=torch.float32)\n"
+            "    def forward(self, x):\n        self._build(x.shape[1])\n        return x\n",
+            applicability=Applicability.UNSAFE,
+            severity=Severity.WARNING,
         ),
         Invalid(
             "import torch\nt = torch.arange(4096).half()\n",
@@ -227,7 +265,7 @@ class LowPrecisionPositions(Rule):
         dtype_arg = find_arg(fact.node, "dtype")
         if dtype_arg is None or not model.value_of(fact.node).positions:
             return None
-        if _exact_range(fact.node, model.value_of(dtype_arg.value).dtype):
+        if _exact_range(fact.node, model.value_of(dtype_arg.value).dtype, model):
             return None  # `torch.arange(32, dtype=torch.bfloat16)`: small enough to be exact
         dtype = model.value_of(dtype_arg.value)
         torch_name = model.imports.torch_alias() or "torch"
@@ -245,7 +283,7 @@ class LowPrecisionPositions(Rule):
         assert isinstance(func, cst.Attribute)
         if not model.value_of(func.value).positions:
             return None
-        if isinstance(func.value, cst.Call) and _exact_range(func.value, model.value_of(fact.node).dtype):
+        if isinstance(func.value, cst.Call) and _exact_range(func.value, model.value_of(fact.node).dtype, model):
             return None  # `torch.arange(16).half()`: every value is exact
         result = model.value_of(fact.node)
         torch_name = model.imports.torch_alias() or "torch"
@@ -282,15 +320,24 @@ def _runtime_finding(node, how: str, source: str | None, fix: NodeFix) -> Findin
     return Finding(node, message, Severity.WARNING, fix, note=FIX_NOTE, conditions=(RUNTIME,))
 
 
-def _exact_range(arange: cst.Call, dtype) -> bool:
-    """Whether `torch.arange(...)`'s bounds are integer literals within what `dtype`
-    holds exactly (test data such as `torch.arange(32, dtype=torch.bfloat16)`)."""
+def _exact_range(arange: cst.Call, dtype, model: SemanticModel) -> bool:
+    """Whether every value of `torch.arange(...)` is exact in `dtype`, its bounds being
+    known numbers (literals, or names bound to them: `torch.arange(1, n + 1)` with
+    `n = 9`): test data such as `torch.arange(32, dtype=torch.bfloat16)`, not positions
+    along a sequence."""
     if dtype not in LOW_PRECISION:
         return False
-    bounds = [a.value for a in arange.args if a.keyword is None][:2]
-    if not bounds or not all(isinstance(b, cst.Integer) for b in bounds):
+    span = range_numbers(arange, [model.value_of(a.value) for a in arange.args])
+    if span is None:
         return False
-    return max(int(b.value, 0) for b in bounds) <= dtype.exact_integer_limit
+    start, end, step = span
+    if not all(float(n).is_integer() for n in span):
+        return False
+    count = max(0, -(-(int(end) - int(start)) // int(step)))
+    if count == 0:
+        return True
+    last = int(start) + (count - 1) * int(step)
+    return max(abs(int(start)), abs(last)) <= dtype.exact_integer_limit
 
 
 _BUFFER_MESSAGE = (

@@ -29,6 +29,16 @@ class Effect(Enum):
     BREAKS = 2  # raises or changes results on int64
 
 
+class Fate(Enum):
+    """Where a use takes the counts a tensor holds, beyond what is computed from them
+    here (worst last): what PH006 asks of a float tally (a histogram)."""
+
+    LOCAL = 0  # read here: compared, divided, reduced, added into a float64 tensor
+    ESCAPES = 1  # returned, passed on, stored: where we cannot follow
+    KEPT = 2  # kept past the call: added into state or a tensor carried across loop
+    # iterations, copied into a buffer, summed across ranks, made at module level
+
+
 @dataclass(frozen=True)
 class Add:
     statement: cst.CSTNode
@@ -58,6 +68,14 @@ class Use:
     node: cst.CSTNode
     effect: Effect
     reason: str
+    # where the use takes the value's counts; None: ESCAPES for an escaping use, else LOCAL
+    fate: Fate | None = None
+
+    @property
+    def counts_go(self) -> Fate:
+        if self.fate is not None:
+            return self.fate
+        return Fate.ESCAPES if self.effect is Effect.ESCAPES else Fate.LOCAL
 
 
 @dataclass
@@ -134,7 +152,7 @@ class AccumulatorLog:
         self._recorded.setdefault(self.scope, []).append((key, accumulator, add))
 
     def record_use(self, creation: Creation, use: Use) -> None:
-        key = (id(creation), id(use.node), use.effect)
+        key = (id(creation), id(use.node), use.effect, use.fate)
         if not self.recording or key in self._seen:
             return
         self._seen.add(key)

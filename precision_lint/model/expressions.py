@@ -4,13 +4,13 @@ torch_calls, what operations do to values in operations."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 
 from . import torch_api as api
-from .accumulators import Add, AccumulatorLog, AddendKind, Effect, Use
-from .dtypes import DType, dtype_from_qualified_name
+from .accumulators import Add, AccumulatorLog, AddendKind, Effect, Fate, Use
+from .dtypes import FLOAT32, FLOAT64, DType, dtype_from_qualified_name
 from .imports import ImportMap
 from .operations import arithmetic, per_row_mask
 from .syntax import find_arg, int_literal, public_attribute, same_place, target_key
@@ -58,11 +58,17 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         self.in_module = False  # a method of an nn.Module subclass (its input is floating data)
         self.autocast_regions: list[bool] = []  # the `with torch.autocast` regions we are in
         self.autocast_uses: list[AutocastUse] = []  # shared by a model's interpreters
+        self.loop_stack: list[int] = []  # id() of the loops around what is evaluated, innermost last
+        # asked when a method reads a buffer (computed once per module, and only then):
+        # whether the method runs only while the module is built (`__init__`, private
+        # helpers only it calls), and the buffers its class converts back to float32
+        self.at_construction: Callable[[], bool] = _never
+        self.restored: Callable[[], frozenset[str]] = frozenset
 
     # -- bookkeeping -----------------------------------------------------------
-    def consume(self, value: Value, node: cst.CSTNode, effect: Effect, reason: str) -> None:
+    def consume(self, value: Value, node: cst.CSTNode, effect: Effect, reason: str, fate: Fate | None = None) -> None:
         for creation in value.origins:
-            self.log.record_use(creation, Use(node, effect, reason))
+            self.log.record_use(creation, Use(node, effect, reason, fate))
 
     def on_bind(self, key: str, value: Value, accumulated: bool) -> Value:
         """Hook for class analysis, which collects what each `self.x` is bound to."""
@@ -71,8 +77,26 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     def creation(self, node: cst.CSTNode, dtype: DType | None, dtype_source: str | None = None) -> Creation:
         existing = self.creations.get(id(node))
         if existing is None:
-            existing = self.creations[id(node)] = Creation(node, dtype, self.scope, dtype_source)
+            existing = self.creations[id(node)] = Creation(node, dtype, self.scope, dtype_source, loops=tuple(self.loop_stack))
         return existing
+
+    def outlives_here(self, creation: Creation) -> bool:
+        """Whether a tensor lasts longer than one pass through the code here: module
+        state, a global, one made by another function (state it keeps, a caller's), or
+        one made outside a loop we are in."""
+        if creation.module_state or creation.scope != self.scope or creation.scope == "<module>":
+            return True
+        return any(loop not in creation.loops for loop in self.loop_stack)
+
+    def derived_tally(self, node: cst.CSTNode, value: Value, parents: frozenset[Creation]) -> Value:
+        """`value`, made at `node` from the counts of the tallies `parents` (`h1 + h2`,
+        `h.tolist()`): a tally of its own, so where it goes is where their counts go."""
+        if not parents:
+            return value
+        creation = self.creation(node, value.dtype if value.is_tensor else None)
+        creation.tally = True
+        creation.parents = creation.parents | parents
+        return value.with_origins(value.origins | {creation})
 
     def qualified_name(self, node: cst.BaseExpression, env: Env) -> str | None:
         if isinstance(node, cst.Name):
@@ -102,10 +126,16 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         return handler(self, node, env) if handler is not None else self._opaque(node, env)
 
     def _integer(self, node: cst.Integer, env: Env) -> Value:
-        return Value.py_int()
+        try:
+            return Value.py_int(number=int(node.value, 0))
+        except ValueError:
+            return Value.py_int()
 
     def _float(self, node: cst.Float, env: Env) -> Value:
-        return Value(Kind.PY_FLOAT)
+        try:
+            return Value(Kind.PY_FLOAT, number=float(node.value))
+        except ValueError:
+            return Value(Kind.PY_FLOAT)
 
     def _binary_operation(self, node: cst.BinaryOperation, env: Env) -> Value:
         left = self.eval(node.left, env)
@@ -187,7 +217,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     def _attribute(self, node: cst.Attribute, env: Env) -> Value:
         key = target_key(node, self.self_name)
         if key is not None:
-            return self.lookup(key, env)
+            return self._state_read(key, self.lookup(key, env))
         qualified = self.qualified_name(node, env)
         if qualified is not None:
             dtype = dtype_from_qualified_name(qualified)
@@ -211,6 +241,19 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         else:
             self.consume(base, node, Effect.ESCAPES, f"read through .{attr}")
         return result
+
+    def _state_read(self, key: str, value: Value) -> Value:
+        """`self.x` as read here. A buffer the class converts back to float32 itself
+        (`self.inv_freq = self.inv_freq.float()`) is float32 where the class reads it;
+        while the module is being built, a buffer has the dtype it was made with (no
+        `model.to(...)` can have cast it yet)."""
+        if not value.buffer:
+            return value
+        if key in self.restored() and value.kind in (Kind.TENSOR, Kind.UNKNOWN):
+            return replace(value, kind=Kind.TENSOR, dtype=FLOAT32, buffer=False, dtype_source=None)
+        if self.at_construction():
+            return replace(value, buffer=False)
+        return value
 
     def _subscript(self, node: cst.Subscript, env: Env) -> Value:
         base = self.eval(node.value, env)
@@ -246,6 +289,10 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
             return Value(Kind.PY_BOOL)
         if isinstance(node.operator, cst.BitInvert) and operand.mask:
             return Value(operand.kind, operand.dtype, operand.zero_dim, mask=True)
+        if isinstance(node.operator, cst.Minus) and operand.number is not None:
+            return Value(operand.kind, number=-operand.number)
+        if isinstance(node.operator, cst.Plus) and operand.number is not None:
+            return Value(operand.kind, number=operand.number)
         return Value(operand.kind, operand.dtype, operand.zero_dim)
 
     def _comparison(self, node: cst.Comparison, env: Env) -> Value:
@@ -269,7 +316,8 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
             self.consume(operand, node, Effect.SAFE, "read by an arithmetic expression")
         if isinstance(operator, cst.MatrixMultiply):
             self.matmul_like(node, (left, right))
-        return arithmetic(operator, left, right)
+        result = arithmetic(operator, left, right)
+        return self.derived_tally(node, result, _counts_kept(operator, left, right))
 
     def matmul_like(self, node: cst.CSTNode, operands: Sequence[Value]) -> None:
         """A matmul, linear or contracting einsum: autocast runs it in low precision."""
@@ -358,8 +406,21 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
                 self.log.record_add(
                     creation, Add(statement, addend_node, kind, dtype_after, addend.length, _is_step(addend_node), repeated)
                 )
-        self.consume(addend, addend_node, Effect.ESCAPES, "added into another tensor")
+        self.consume(addend, addend_node, Effect.ESCAPES, "added into another tensor", self._fate_of_add(statement, target, result))
         return result
+
+    def _fate_of_add(self, statement: cst.CSTNode, target: Value, result: Value) -> Fate | None:
+        """Where counts added into `target` go: nowhere further when it holds them
+        exactly from there on (float64, an integer tensor), kept when it outlives the
+        call (state, a tensor carried across loop iterations), else local to the call."""
+        if not target.origins:
+            return None  # a place we cannot follow
+        dtypes = [result.dtype if result.is_tensor and result.dtype is not None else c.dtype for c in target.origins]
+        if all(d is not None and (d is FLOAT64 or not d.is_floating) for d in dtypes):
+            return Fate.LOCAL
+        if _names_a_kept_place(statement) or any(self.outlives_here(c) for c in target.origins):
+            return Fate.KEPT
+        return Fate.LOCAL
 
 
 _HANDLERS = {
@@ -410,6 +471,43 @@ def _local_name_target(statement: cst.CSTNode) -> bool:
     if isinstance(statement, cst.Assign):
         return all(isinstance(t.target, cst.Name) for t in statement.targets)
     return False
+
+
+def _never() -> bool:
+    return False
+
+
+def _names_a_kept_place(statement: cst.CSTNode) -> bool:
+    """`self.total += h`, `self.stats["n"] += h`, `obj.n = obj.n + h`: an add into a
+    place held by an object, which outlives the call (`acc += h`, `acc[i] += h` do not
+    say: where `acc` was made does)."""
+    targets = []
+    if isinstance(statement, cst.AugAssign):
+        targets = [statement.target]
+    elif isinstance(statement, cst.Assign):
+        targets = [t.target for t in statement.targets]
+    for target in targets:
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        if isinstance(target, cst.Attribute):
+            return True
+    return False
+
+
+def _counts_kept(operator: cst.BaseBinaryOp, left: Value, right: Value) -> frozenset[Creation]:
+    """The tallies whose counts `left <op> right` still holds: a sum or difference of
+    counts (`area_a + area_b - both`), counts times a whole number (`2 * h`); not a
+    ratio, not counts scaled by anything else (`h * weight`: a weighted total), not a
+    comparison."""
+    if isinstance(operator, (cst.Add, cst.Subtract)):
+        return left.tallies | right.tallies
+    if isinstance(operator, cst.Multiply):
+        kept: frozenset[Creation] = frozenset()
+        for counts, other in ((left, right), (right, left)):
+            if counts.tallies and (other.is_integral or other.tallies):
+                kept |= counts.tallies
+        return kept
+    return frozenset()
 
 
 def _is_step(node: cst.BaseExpression) -> bool:

@@ -2,9 +2,11 @@
 branches, loops, `with` and `try`; accumulations are recognised where they happen."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
-from .accumulators import Effect
+from .accumulators import Effect, Fate
 from .autocast import region_of
 from .containers import element_of
 from .dtypes import CONVERSION_METHODS
@@ -50,6 +52,7 @@ class ScopeInterpreter(ExpressionEvaluator):
             return env
         if isinstance(statement, cst.If):
             self.eval(statement.test, env)
+            self._tested_alone(statement.test, env)
             taken = self.run(statement.body, dict(env))
             orelse = statement.orelse
             if orelse is None:
@@ -107,17 +110,43 @@ class ScopeInterpreter(ExpressionEvaluator):
             item = element_of(iterated).without_origins()
         current = env
         self.loop_depth += 1
-        for _ in range(self.LOOP_PASSES):
-            if isinstance(statement, cst.For):
-                current = dict(current)
-                self.bind(statement.target, item, current, statement)
-            else:
-                self.eval(statement.test, current)
-            current = join_env(current, self.run(statement.body, dict(current)))
-        self.loop_depth -= 1
+        self.loop_stack.append(id(statement))
+        try:
+            for _ in range(self.LOOP_PASSES):
+                if isinstance(statement, cst.For):
+                    current = dict(current)
+                    self.bind(statement.target, item, current, statement)
+                else:
+                    self.eval(statement.test, current)
+                current = join_env(current, self.run(statement.body, dict(current)))
+        finally:
+            self.loop_stack.pop()
+            self.loop_depth -= 1
         if statement.orelse is not None:
             current = self.run(statement.orelse.body, current)
         return current
+
+    def _tested_alone(self, test: cst.BaseExpression, env: Env) -> None:
+        """`if lo == hi:` takes the truth of the comparison, which a tensor has only
+        with one element: a tensor compared there has one (a Python value is not a
+        tensor at all). Only what the test always evaluates counts: the left side of an
+        `and` / `or`, what `not` negates."""
+        while True:
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test = test.expression
+            elif isinstance(test, cst.BooleanOperation):
+                test = test.left
+            else:
+                break
+        if not isinstance(test, cst.Comparison):
+            return
+        if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in test.comparisons):
+            return
+        for operand in [test.left] + [c.comparator for c in test.comparisons]:
+            key = target_key(operand, self.self_name)
+            value = self.lookup(key, env) if key is not None else None
+            if value is not None and value.kind in (Kind.TENSOR, Kind.UNKNOWN) and key in env:
+                env[key] = replace(value, size=1)
 
     def _closure_captures(self, definition: cst.CSTNode, env: Env) -> None:
         """A nested function that reads an accumulator makes it escape our view."""
@@ -268,6 +297,8 @@ class ScopeInterpreter(ExpressionEvaluator):
         if key is not None:
             if key.startswith("self.") and value.origins and public_attribute(key) and not accumulated:
                 self.consume(value, target, Effect.ESCAPES, f"stored on public attribute {key}")
+            elif key.startswith("self.") and value.tallies and not accumulated:
+                self.consume(value, target, Effect.SAFE, f"stored on {key}", Fate.ESCAPES)  # kept by the object
             self._bind_place(key, value, env, accumulated)
             return
         if isinstance(target, (cst.Tuple, cst.List)):

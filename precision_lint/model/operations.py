@@ -90,9 +90,10 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
     if isinstance(operator, _BITWISE) or multiply:
         mask = (left.mask and right.mask) or (isinstance(operator, (cst.BitAnd, cst.BitOr)) and (left.mask or right.mask))
     if left.kind in python and right.kind in python:
+        number = _folded(operator, left.number, right.number)
         if isinstance(operator, cst.Divide) or Kind.PY_FLOAT in (left.kind, right.kind):
-            return Value(Kind.PY_FLOAT)
-        return Value.py_int(count=count, length=length)
+            return Value(Kind.PY_FLOAT, number=float(number) if number is not None else None)
+        return Value.py_int(count=count, length=length, number=int(number) if number is not None else None)
     if not (left.is_tensor or right.is_tensor):
         return Value(count=False, mask=mask)
     left_operand, right_operand = left.operand(), right.operand()
@@ -118,6 +119,23 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
         or (multiply and not (left.is_floating or right.is_floating or (dtype is not None and dtype.is_floating)))
     )
     return Value.tensor(dtype, zero_dim, count=count, mask=mask, positions=positions, length=count and length)
+
+
+def _folded(operator: cst.BaseBinaryOp, left: int | float | None, right: int | float | None) -> int | float | None:
+    """`E + 1` with `E = 9`: the number, for the operators that keep literals small."""
+    if left is None or right is None:
+        return None
+    if isinstance(operator, cst.Add):
+        return left + right
+    if isinstance(operator, cst.Subtract):
+        return left - right
+    if isinstance(operator, cst.Multiply):
+        return left * right
+    if isinstance(operator, cst.FloorDivide) and right:
+        return left // right
+    if isinstance(operator, cst.Divide) and right:
+        return left / right
+    return None
 
 
 def reduce_sum(source: Value, dtype_given: bool, dtype: DType | None, has_dim: bool, site: int = 0) -> Value:
@@ -173,6 +191,7 @@ def convert(source: Value, dtype: DType | None, site: int = 0, dtype_source: str
         length=source.length,
         per_row=source.per_row,
         dtype_source=dtype_source,
+        size=source.size,
     )
 
 
@@ -237,6 +256,50 @@ def one_element(node: cst.Call, qualified: str) -> bool:
     else:
         dims = [arg.value for arg in size_args]
     return all(int_literal(dim) == 1 for dim in dims)
+
+
+def literal_size(node: cst.Call, qualified: str, values: Sequence[Value | None]) -> int | None:
+    """How many elements a factory makes, when its size (or `torch.tensor`'s data) is
+    literal: `torch.ones(3)`, `torch.zeros(2, n)` with `n = 4`, `torch.tensor([1.0, 2.0])`."""
+    if qualified in ("torch.tensor", "torch.as_tensor"):
+        data = node.args[0].value if node.args and node.args[0].keyword is None else None
+        return _literal_elements(data) if data is not None else None
+    size_args = [(arg, value) for arg, value in zip(node.args, values) if arg.keyword is None]
+    if qualified == "torch.full":
+        size_args = size_args[:1]
+    if any(arg.star for arg, _ in size_args) or not size_args:
+        return None
+    if len(size_args) == 1 and isinstance(size_args[0][0].value, (cst.Tuple, cst.List)):
+        dims = [_literal_number(element.value) for element in size_args[0][0].value.elements]
+    else:
+        dims = [value.number if value is not None else None for _, value in size_args]
+    if any(not isinstance(d, int) or d < 0 for d in dims):
+        return None
+    total = 1
+    for d in dims:
+        total *= d
+    return total
+
+
+def _literal_number(node: cst.BaseExpression) -> int | None:
+    return int_literal(node)
+
+
+def _literal_elements(data: cst.BaseExpression) -> int | None:
+    """Elements of literal (nested) list/tuple data: 1 for a number."""
+    if isinstance(data, (cst.Integer, cst.Float)) or int_literal(data) is not None:
+        return 1
+    if isinstance(data, (cst.List, cst.Tuple)):
+        total = 0
+        for element in data.elements:
+            if isinstance(element, cst.StarredElement):
+                return None
+            inner = _literal_elements(element.value)
+            if inner is None:
+                return None
+            total += inner
+        return total
+    return None
 
 
 def shape_is_empty(node: cst.Call, qualified: str) -> bool | None:

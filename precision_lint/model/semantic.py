@@ -30,6 +30,8 @@ from .summaries import (
     join_bindings,
     literal_default,
 )
+from .accumulators import Fate
+from .lifecycle import construction_methods, restored_attributes
 from .runtime_dtype import names_positions
 from .values import UNKNOWN, CallFact, Creation, Kind, Value
 
@@ -61,9 +63,41 @@ class SemanticModel:
     facts: ProjectFacts = field(default_factory=ProjectFacts)
     # matmul-like ops that take floating positions (autocast casts them)
     autocast_uses: list[AutocastUse] = field(default_factory=list)
+    # every tensor creation seen, by id() of the node that makes it
+    creations: dict[int, Creation] = field(default_factory=dict)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(id(node), UNKNOWN)
+
+    def creation_at(self, node: cst.CSTNode) -> Creation | None:
+        return self.creations.get(id(node))
+
+    def tally_fate(self, tallies) -> tuple[Fate, cst.CSTNode | None]:
+        """Where the counts of float tallies (a histogram, a buffer counted into with
+        ones) go, followed through what keeps them (`h1 + h2`, `h.tolist()`): the worst
+        fate, with the node of the use that decides it (None: made at module level, a
+        global)."""
+        children: dict[int, list[Creation]] = {}
+        uses: dict[int, list] = {}
+        for accumulator in self.accumulators:
+            uses[id(accumulator.creation)] = accumulator.uses
+            for parent in accumulator.creation.parents:
+                children.setdefault(id(parent), []).append(accumulator.creation)
+        worst, where = Fate.LOCAL, None
+        pending, seen = list(tallies), set()
+        while pending:
+            creation = pending.pop()
+            if id(creation) in seen:
+                continue
+            seen.add(id(creation))
+            if creation.scope == "<module>" and not creation.parents:
+                return Fate.KEPT, None
+            for use in uses.get(id(creation), ()):
+                fate = use.counts_go
+                if fate.value > worst.value:
+                    worst, where = fate, use.node
+            pending.extend(children.get(id(creation), ()))
+        return worst, where
 
     def creation_callees(self, value: Value) -> set[str]:
         """What the calls that created `value` call: `torch.ones`, `new_ones`, ..."""
@@ -108,6 +142,8 @@ class _ModelBuilder:
         self.definitions = collect_definitions(module, module_name, self.imports)
         self.creations: dict[int, Creation] = {}
         self.current: _Interpretation = _Interpretation(self, {})
+        self._construction: frozenset[str] | None = None  # methods run only while building
+        self._restored: dict[str, frozenset[str]] = {}  # class -> `self.x` it makes float32 again
 
     # -- the module, then the functions its call sites give more to -----------------
     def build(self) -> SemanticModel:
@@ -134,6 +170,7 @@ class _ModelBuilder:
             run.opaque_calls,
             self.project.facts(),
             run.autocast_uses,
+            self.creations,
         )
 
     def _run_module(self) -> None:
@@ -221,6 +258,10 @@ class _ModelBuilder:
                 env[self_name] = Value(Kind.SELF)
             scope = info.qualified[len(self.module_name) + 1 :]
             interpreter = self._interpreter(scope, self_name, info.owner)
+            if info.owner is not None and self_name is not None:
+                owner, qualified = info.owner, info.qualified
+                interpreter.at_construction = lambda: qualified in self._construction_methods()  # type: ignore[method-assign]
+                interpreter.restored = lambda: self._restored_in(owner)  # type: ignore[method-assign]
             outer_scope, run.log.scope = run.log.scope, scope
             if self_name is not None:
                 interpreter.on_bind = self._attribute_collector(info.owner)  # type: ignore[method-assign]
@@ -237,6 +278,17 @@ class _ModelBuilder:
             return result
         finally:
             run.in_progress.discard(info.qualified)
+
+    def _construction_methods(self) -> frozenset[str]:
+        if self._construction is None:
+            self._construction = construction_methods(self.module, self.module_name, self.definitions)
+        return self._construction
+
+    def _restored_in(self, owner: str) -> frozenset[str]:
+        if owner not in self._restored:
+            info = self.definitions.classes.get(owner)
+            self._restored[owner] = restored_attributes(info, self.imports) if info is not None else frozenset()
+        return self._restored[owner]
 
     def _nested(self, info: FunctionInfo) -> None:
         """Functions and classes defined inside a function: interpreted on their own."""

@@ -242,3 +242,22 @@ AUTOCAST_FUNCTIONS = frozenset(
     }
 )  # fmt: skip
 AUTOCAST_METHODS = frozenset({"matmul", "mm", "bmm", "mv"})
+
+# -- counting with float ones (PH006) ----------------------------------------------
+# Methods that add a source into the receiver at indices: method -> (keyword,
+# position) of the source. `index_put_` adds only with `accumulate=True`.
+SCATTER_ADD_METHODS = {"scatter_add_": ("src", 2), "index_add_": ("source", 2), "index_put_": ("values", 1)}
+# Methods whose result still holds the counts of a float histogram: the same counts
+# in another form, a part of them, or them bounded (`clamp`); not a reduction.
+# (Conversions to float64 or an integer dtype are not here: the counts are exact there.)
+TALLY_KEEPING_METHODS = frozenset(
+    {
+        "item", "tolist", "numpy", "float", "half", "bfloat16", "to", "type", "type_as",
+        "add", "sub", "index_select", "gather", "masked_select", "repeat", "flip", "roll",
+        "narrow", "select", "t", "transpose", "permute", "clamp", "clip", "clamp_min",
+        "clamp_max", "masked_fill", "where", "cumsum", "unbind", "split", "chunk", "diag",
+        "diagonal", "tril", "triu",
+    }
+)  # fmt: skip
+# In-place writes of an argument's values into the receiver.
+COPY_METHODS = frozenset({"copy_", "set_"})

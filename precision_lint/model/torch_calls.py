@@ -3,16 +3,18 @@ conversions, collectives, module state and the uses of an accumulator. The names
 are data in torch_api; this is what each kind of call does to values."""
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Sequence
 
 import libcst as cst
 
 from . import torch_api as api
-from .accumulators import Effect
-from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, INT32, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
+from .accumulators import Effect, Fate
+from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, FLOAT32, FLOAT64, INT32, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
 from .operations import (
     all_lengths,
+    literal_size,
     cumulative,
     one_element,
     arithmetic,
@@ -105,9 +107,15 @@ class TorchCalls:
         if qualified in api.MASK_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, "compared")
             return Value.tensor(BOOL, mask=True)
+        if qualified == "torch.histc":
+            self._consume_args(node, values, Effect.SAFE, "counted by torch.histc()")
+            return self.tally_root(node, FLOAT32)
         if qualified in api.COUNT_FUNCTIONS:
             self._consume_args(node, values, Effect.SAFE, "counted")
-            if find_arg(node, "weights", 1) is not None:
+            weights = self.arg_value(node, values, find_arg(node, "weights", 1))
+            if weights is not None:
+                if self.adds_ones(weights):  # counts by adding float ones: a tally
+                    return self.tally_root(node, weights.dtype if weights.is_floating else None)
                 return Value.tensor(None)
             has_dim = find_arg(node, "dim", 1) is not None or qualified == "torch.bincount"
             return Value.tensor(INT64, True if not has_dim else None, count=True)
@@ -125,7 +133,9 @@ class TorchCalls:
             if not present:
                 floats = any(v.kind is Kind.PY_FLOAT or v.is_floating for a, v in zip(node.args, values) if a.keyword is None)
                 dtype = DEFAULT_FLOAT if floats else INT64
-            return Value.tensor(dtype, False, positions=not _exponent_range(node))
+            made = Value.tensor(dtype, False, positions=not _exponent_range(node))
+            span = range_numbers(node, values)
+            return replace(made, size=_range_length(*span)) if span is not None else made
         if qualified in api.REDUCING_COLLECTIVES:
             return self._collective(node, values, env)
         if qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate"):
@@ -206,7 +216,41 @@ class TorchCalls:
             Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL or qualified in api.ONES,
             origins=frozenset({creation}), float_count=float_count,
             length=length and (count or bool(float_count)), dtype_source=source,
+            size=literal_size(node, qualified, [self.values.get(id(a.value)) for a in node.args]),
         )  # fmt: skip
+
+    # -- counting with float ones (PH006) -------------------------------------------------
+    def tally_root(self, node: cst.Call, dtype: DType | None) -> Value:
+        """The result of counting with float ones (`torch.histc(x)`): a tally."""
+        creation = self.creation(node, dtype)
+        creation.tally = True
+        return Value.tensor(dtype, False, origins=frozenset({creation}))
+
+    def adds_ones(self, value: Value) -> bool:
+        """Ones made to count with (`torch.ones(...)`, `x.new_ones(...)`) or a float mask."""
+        for creation in value.origins:
+            fact = self.calls.get(id(creation.node))
+            if fact is not None and (fact.qualified or fact.method) in api.ONES:
+                return True
+        return value.mask and value.is_floating
+
+    def _scatter_of_ones(self, node: cst.Call, func: cst.Attribute, receiver: Value, method: str, values: Sequence[Value]) -> Fate | None:
+        """`buf.scatter_add_(dim, index, torch.ones(...))`: the buffer counts, a tally.
+        Its counts outlive the call when the buffer does (state, a global, a tensor made
+        outside the loop that counts into it). None: not a scatter of ones."""
+        if method not in api.SCATTER_ADD_METHODS:
+            return None
+        keyword, position = api.SCATTER_ADD_METHODS[method]
+        if method == "index_put_":
+            accumulate = find_arg(node, "accumulate", 2)
+            if accumulate is None or not (isinstance(accumulate.value, cst.Name) and accumulate.value.value == "True"):
+                return None
+        source = self.arg_value(node, values, find_arg(node, keyword, position))
+        if source is None or not self.adds_ones(source):
+            return None
+        for creation in receiver.origins:
+            creation.tally = True
+        return Fate.KEPT if any(self.outlives_here(c) for c in receiver.origins) else Fate.LOCAL
 
     def _template_dtype(self, node: cst.BaseExpression | None, template: Value) -> tuple[DType | None, str | None]:
         """The dtype a tensor made or converted like `template` gets (`zeros_like(x)`,
@@ -239,6 +283,8 @@ class TorchCalls:
         self._consume_args(node, values, Effect.SAFE, f"argument of .{method}()")
         made = self.creation(node, dtype)
         made.scalar = any(creation.scalar for creation in receiver.origins)
+        if receiver.tallies and dtype.is_floating and dtype is not FLOAT64:
+            made.tally, made.parents = True, made.parents | receiver.tallies  # `torch.histc(x).half()`
         return replace(convert(receiver, dtype), origins=frozenset({made}))
 
     def _numpy_creation(self, qualified: str, attr: str, node: cst.Call, values: Sequence[Value]) -> Value:
@@ -339,7 +385,7 @@ class TorchCalls:
                 effect, reason = Effect.ESCAPES, "reduced with an op we cannot resolve"
         tensor_value = self.arg_value(node, values, tensor_arg)
         if tensor_value is not None and tensor_arg is not None:
-            self.consume(tensor_value, tensor_arg, effect, reason)
+            self.consume(tensor_value, tensor_arg, effect, reason, Fate.KEPT)  # summed across ranks
         self._consume_args(node, values, Effect.SAFE, "collective argument", skip=(tensor_arg,))
         return UNKNOWN
 
@@ -349,6 +395,10 @@ class TorchCalls:
         values = self._eval_args(node, env)
         if receiver.kind is Kind.SELF and method in (api.REGISTER_BUFFER, api.ADD_STATE):
             return self._register_state(node, method, values, env)
+        if method == "histc" and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN):
+            self.consume(receiver, func, Effect.SAFE, "counted by .histc()")
+            self._consume_args(node, values, Effect.SAFE, "argument of .histc()")
+            return self.tally_root(node, FLOAT32)
         if receiver.is_container:
             contained = self.grow_list(func, receiver, method, values, env) or self.container_method(receiver, method)
             if contained is not None:
@@ -375,6 +425,8 @@ class TorchCalls:
         key = f"self.{name_arg.value.evaluated_value}"
         for creation in tensor.origins:
             creation.module_state = True  # `model.half()` casts it with the module
+        if tensor.tallies:
+            self.consume(tensor, tensor_arg, Effect.SAFE, f"made module state with {method}()", Fate.KEPT)
         if method == api.REGISTER_BUFFER:
             self.consume(tensor, tensor_arg, Effect.ESCAPES, "registered as a buffer (saved in state_dict)")
             tensor = replace(tensor, buffer=True)
@@ -399,6 +451,11 @@ class TorchCalls:
         if converted is not None:
             return converted
         effect, reason = Effect.ESCAPES, f"used with .{method}()"
+        fate = self._scatter_of_ones(node, func, receiver, method, values)
+        if method in api.COPY_METHODS and node.args:
+            # `state.copy_(h)`: h's values now live in the receiver
+            kept = any(self.outlives_here(c) for c in receiver.origins)
+            self.consume(values[0], node.args[0], Effect.SAFE, f"copied into a tensor with .{method}()", Fate.KEPT if kept else Fate.ESCAPES)
         result = UNKNOWN
         if method in api.INPLACE_SCALE_METHODS or method in api.FILL_METHODS:
             literal = node.args[0].value if node.args else None
@@ -422,7 +479,9 @@ class TorchCalls:
                 result = self._value_method(node, receiver.without_origins(), method, values, consume_args=False)
         if result is UNKNOWN and method.endswith("_"):
             result = receiver  # an in-place method returns its own tensor
-        self.consume(receiver, func, effect, reason)
+        elif method in api.TALLY_KEEPING_METHODS and receiver.tallies and not _exact_from_here(method, values):
+            result = self.derived_tally(node, result, receiver.tallies)  # `h.tolist()`: the same counts
+        self.consume(receiver, func, effect, reason, fate)
         self._consume_args(node, values, Effect.SAFE, f"argument of .{method}()")
         return result
 
@@ -517,6 +576,41 @@ class TorchCalls:
             return False
         first = self.values.get(id(rows.args[0].value))
         return first is not None and first.length and int_literal(rows.args[1].value) == -1
+
+
+def _exact_from_here(method: str, values: Sequence[Value]) -> bool:
+    """`h.to(torch.float64)`, `h.type(torch.long)`: counts converted where they are exact."""
+    if method not in ("to", "type"):
+        return False
+    dtypes = [v.dtype for v in values if v.kind is Kind.DTYPE]
+    return bool(dtypes) and all(d is not None and (d is FLOAT64 or not d.is_floating) for d in dtypes)
+
+
+def range_numbers(arange: cst.Call, values: Sequence[Value]) -> tuple[float, float, float] | None:
+    """(start, end, step) of `torch.arange(...)` when they are all known numbers."""
+    if any(a.star for a in arange.args):
+        return None
+    positional = [v for a, v in zip(arange.args, values) if a.keyword is None]
+    named = {a.keyword.value: v for a, v in zip(arange.args, values) if a.keyword is not None}
+    zero, one = Value.py_int(number=0), Value.py_int(number=1)
+    if len(positional) == 1 and "end" not in named:
+        start, end, step = zero, positional[0], named.get("step", one)
+    elif len(positional) >= 2:
+        start, end = positional[0], positional[1]
+        step = positional[2] if len(positional) > 2 else named.get("step", one)
+    else:
+        start = positional[0] if positional else named.get("start", zero)
+        end, step = named.get("end"), named.get("step", one)
+    if end is None or len(positional) > 3:
+        return None
+    numbers = [v.number for v in (start, end, step)]
+    if any(n is None for n in numbers) or numbers[2] == 0:
+        return None
+    return numbers[0], numbers[1], numbers[2]  # type: ignore[return-value]
+
+
+def _range_length(start: float, end: float, step: float) -> int:
+    return max(0, math.ceil((end - start) / step))
 
 
 def _exponent_range(arange: cst.Call) -> bool:

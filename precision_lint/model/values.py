@@ -53,6 +53,16 @@ class Creation:
     # made by a function of another module, which returns it (`seen = new_counter()`):
     # where that is, for a finding whose fix belongs there
     remote: str | None = None
+    # holds counts made by adding float ones (a tally): `torch.histc`'s result, a
+    # buffer that `scatter_add_` / `index_add_` of ones count into, or what keeps
+    # those counts (`h1 + h2`, `h.tolist()`): PH006 follows a tally to where it goes
+    tally: bool = False
+    # the tallies a derived tally was made from (empty for one made by counting)
+    parents: frozenset["Creation"] = frozenset()
+    # id() of the loops around the place it is made (innermost last): a tensor made
+    # outside a loop that counts into it inside the loop carries counts across
+    # iterations
+    loops: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,11 @@ class Value:
     via: str | None = None
     # why a RUNTIME_FLOAT dtype is the model's: "the dtype of `hidden_states`"
     dtype_source: str | None = None
+    # TENSOR: at most this many elements, when literals say so (`torch.arange(100.0)`,
+    # `torch.ones(3)`) or the code does (a tensor compared in an `if` test has one)
+    size: int | None = None
+    # PY_INT / PY_FLOAT: the number, when literals give it (`n = 9`, `n + 1`)
+    number: int | float | None = None
 
     # -- construction helpers -------------------------------------------------
     @staticmethod
@@ -110,8 +125,8 @@ class Value:
         )  # fmt: skip
 
     @staticmethod
-    def py_int(count: bool = False, length: bool = False) -> "Value":
-        return Value(Kind.PY_INT, count=count, length=count and length)
+    def py_int(count: bool = False, length: bool = False, number: int | None = None) -> "Value":
+        return Value(Kind.PY_INT, count=count, length=count and length, number=number)
 
     @staticmethod
     def mask_value(known_tensor: bool) -> "Value":
@@ -164,6 +179,18 @@ class Value:
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
+
+    @property
+    def elements_bound(self) -> int | None:
+        """At most how many elements the tensor has, when known (a 0-dim one has one)."""
+        if self.zero_dim is True:
+            return 1
+        return self.size
+
+    @property
+    def tallies(self) -> frozenset[Creation]:
+        """The tallies (float counts) this value is or holds."""
+        return frozenset(c for c in self.origins if c.tally)
 
     @property
     def is_container(self) -> bool:
@@ -287,6 +314,8 @@ def join(a: Value, b: Value) -> Value:
             a.flat or b.flat,
             via=a.via or b.via,
             dtype_source=a.dtype_source or b.dtype_source,
+            size=max(a.size, b.size) if a.size is not None and b.size is not None else None,
+            number=a.number if a.number == b.number else None,
         )
     # a count is a count whether it is a Python int or a tensor (`n` from `len()` on
     # one path, `mask.sum()` on another)
