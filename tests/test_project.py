@@ -224,30 +224,29 @@ def test_the_editors_workspace_models_a_plain_helper_module_it_reads(tmp_path):
     assert "counts from `helpers.n_items()`" in found[0].message
 
 
-def test_a_project_whose_name_starts_with_torch_is_still_the_projects_own(tmp_path):
-    # `torchkit` is not torch: its re-exports and imports are followed like any package's
-    package = tmp_path / "torchkit"
+def _package_counting_for_a_script(root: Path, package_name: str, init_text: str) -> None:
+    """`package_name/core.py` returns a count; its `__init__.py` is `init_text`; train.py
+    imports the count from the package and adds it into a float32 total (line 5)."""
+    package = root / package_name
     package.mkdir()
-    (package / "__init__.py").write_text("from .core import count_valid\n")
+    (package / "__init__.py").write_text(init_text)
     (package / "core.py").write_text("import torch\n\ndef count_valid(labels):\n    return (labels != -100).sum()\n")
-    (tmp_path / "train.py").write_text(
-        "import torch\nfrom torchkit import count_valid\n\ndef run(batches):\n    total = torch.zeros(1)\n"
+    (root / "train.py").write_text(
+        f"import torch\nfrom {package_name} import count_valid\n\ndef run(batches):\n    total = torch.zeros(1)\n"
         "    for labels in batches:\n        total += count_valid(labels)\n    return total\n"
     )
+
+
+def test_a_project_whose_name_starts_with_torch_is_still_the_projects_own(tmp_path):
+    # `torchkit` is not torch: its re-exports and imports are followed like any package's
+    _package_counting_for_a_script(tmp_path, "torchkit", "from .core import count_valid\n")
     assert _found(tmp_path, "--no-cache", ".") == {("train.py", 5, "PH001")}
 
 
 def test_star_imports_re_export_and_connect_modules(tmp_path):
     # `pkg/__init__.py` star-imports its modules (timm's layout): names resolve through
     # it, and a script importing the package runs alongside each module
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("from .core import *\n")
-    (package / "core.py").write_text("import torch\n\ndef count_valid(labels):\n    return (labels != -100).sum()\n")
-    (tmp_path / "train.py").write_text(
-        "import torch\nfrom pkg import count_valid\n\ndef run(batches):\n    total = torch.zeros(1)\n"
-        "    for labels in batches:\n        total += count_valid(labels)\n    return total\n"
-    )
+    _package_counting_for_a_script(tmp_path, "pkg", "from .core import *\n")
     assert _found(tmp_path, "--no-cache", ".") == {("train.py", 5, "PH001")}
     index = ProjectIndex([
         _module("pkg", exports={}) | {"star_imports": ["pkg.core"]},
