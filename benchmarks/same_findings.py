@@ -5,7 +5,7 @@ another checkout of the tool (`--reference`, e.g. the commit before the speed-up
 and compares the JSON findings exactly (position, message, fix, related, note).
 
     python benchmarks/same_findings.py TREE [TREE ...] [--reference SRC] [--store DIR]
-        [--variants all-on,all-off,each-off,pieces-everywhere] [--select ALL]
+        [--variants all-on,all-off,each-off,pieces-everywhere,without-NAME] [--select ALL]
     python benchmarks/same_findings.py TREE [TREE ...] --parse-check 50
 
 `pieces-everywhere` parses every file of 50 lines or more in pieces of 50 lines (long
@@ -64,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", help="source folder of another checkout (its precision_lint/ and rules/) to compare with")
     parser.add_argument("--store", type=Path, default=Path(tempfile.gettempdir()) / "precision-lint-same-findings")
     parser.add_argument("--fresh", action="store_true", help="re-run the reference even when a stored run exists")
-    parser.add_argument("--variants", default="all-on,all-off,each-off", help="which of all-on, all-off, each-off to run")
+    parser.add_argument(
+        "--variants", default="all-on,all-off,each-off",
+        help="which of all-on, all-off, each-off, pieces-everywhere and without-NAME (one speed-up off) to run",
+    )  # fmt: skip
     parser.add_argument("--select", default="ALL", help="the rule selection (default ALL: every rule)")
     parser.add_argument("--parse-check", type=int, metavar="N", help="only compare parses in pieces of N lines with whole parses")
     args = parser.parse_args(argv)
@@ -79,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         variants.append(("no speed-up", {"PRECISION_LINT_WITHOUT": ",".join(SPEEDUPS)}))
     if "each-off" in wanted:
         variants += [(f"without {name}", {"PRECISION_LINT_WITHOUT": name}) for name in SPEEDUPS]
+    variants += [
+        (f"without {name}", {"PRECISION_LINT_WITHOUT": name})
+        for name in SPEEDUPS if f"without-{name}" in wanted and "each-off" not in wanted
+    ]  # fmt: skip
     if "pieces-everywhere" in wanted:
         variants.append(("pieces everywhere", {"PRECISION_LINT_WITHOUT": "", "PRECISION_LINT_PIECES_FROM": "50"}))
     failed = False

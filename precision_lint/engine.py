@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import libcst as cst
 
@@ -16,10 +17,12 @@ from .model.evidence import collect_evidence
 from .model.semantic import SemanticModel, build_model
 from .model.summaries import Evidence, ProjectFacts
 from .parsing import parse_module
+from . import speedups
 from .positions import NotLocal, SourcePositions, StatementPositions, forget_positions, positions_for
 from .project.index import ModuleContext
 from .project.modules import ModuleIdentity, identify
 from .project.summary import exports_summary, summarize
+from .quick_tree import QuickTree, quick_module
 from .registry import all_rules
 from .rule import Finding, NodeEdit, Rule
 from .source import LineIndex
@@ -96,6 +99,12 @@ def check_module(
         return ModuleResult([], summary=exports_summary(source, identity.name, identity.package, filename))
     if "\0" in source:  # Python refuses the file; libcst would parse it (and the model trip on it)
         return ModuleResult([syntax_error(filename, source, None)])
+    quick = quick_module(source) if speedups.enabled("quick") else None
+    if quick is not None:  # most modules end with nothing to report: model them on the quick tree
+        try:
+            return check_parsed(source, quick.module, filename, codes, identity, project, summary_only, called, quick)
+        except _NeedsConcreteTree:
+            pass  # something to report: parse with libcst, where findings are placed
     try:
         module = parse_module(source)  # a long module in pieces (parsing.py)
     except cst.ParserSyntaxError as error:
@@ -114,17 +123,19 @@ def check_parsed(
     project: dict | None = None,
     summary_only: bool = False,
     called: bool = False,
+    quick: QuickTree | None = None,
 ) -> ModuleResult:
-    """check_module for a source already parsed into `module`."""
+    """check_module for a source already parsed into `module`. With `quick`, `module`
+    is its quick tree, and anything to report raises _NeedsConcreteTree."""
     identity = identity or identify(filename)
     rules = [rule for rule in all_rules() if rule.code in codes and not summary_only]
     model_rules = [rule for rule in rules if not rule.checks_suppressions]
     suppression_rules = [rule for rule in rules if rule.checks_suppressions]
-    result = ModuleResult([], module)
+    result = ModuleResult([], None if quick else module)
     found: list[Diagnostic] = []
     failed: list[Diagnostic] = []
     if (model_rules or summary_only) and (called or _MAY_HOLD_HAZARD.search(source)):
-        found, failed = _model_diagnostics(module, source, filename, model_rules, identity, project, result)
+        found, failed = _model_diagnostics(module, source, filename, model_rules, identity, project, result, quick)
     directives = noqa_by_line(source) if suppression_rules or found else {}
     kept: list[Diagnostic] = []
     used: dict[int, set[str]] = {}
@@ -142,7 +153,14 @@ def check_parsed(
         except Exception as error:
             failed.append(internal_error(filename, _rule_label(rule), error))
     result.diagnostics = sorted(kept + failed, key=Diagnostic.sort_key)
+    if quick is not None and result.diagnostics:
+        raise _NeedsConcreteTree
     return result
+
+
+class _NeedsConcreteTree(Exception):
+    """The quick tree's model has something to report (or failed): findings are
+    placed in, and their fixes edit, the tree libcst parses."""
 
 
 def _rule_label(rule: type[Rule]) -> str:
@@ -157,13 +175,17 @@ def _model_diagnostics(
     identity: ModuleIdentity,
     project: dict | None,
     result: ModuleResult,
+    quick: QuickTree | None = None,
 ) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(findings, internal errors); the module's summary, dependencies and evidence
     go into `result`."""
     context = ModuleContext(project)
+    code_of = module.code_for_node if quick is None else _quick_code(quick)
     try:
         model = build_model(module, identity.name, context, identity.package)
-        _summarize(model, source, filename, context, result)
+        _summarize(model, source, filename, context, result, code_of)
+    except _NeedsConcreteTree:
+        raise
     except Exception as error:
         return [], [internal_error(filename, "the semantic model", error)]
     findings: list[tuple[type[Rule], Finding]] = []
@@ -175,6 +197,8 @@ def _model_diagnostics(
             failed.append(internal_error(filename, _rule_label(rule), error))
     if not findings:
         return [], failed
+    if quick is not None:
+        raise _NeedsConcreteTree
     try:
         try:
             placed, unplaced = _place(_Placer(positions_for(module, source)), findings, filename)
@@ -197,9 +221,27 @@ def _place(placer: "_Placer", findings: list[tuple[type[Rule], Finding]], filena
     return placed, failed
 
 
-def _summarize(model: SemanticModel, source: str, filename: str, context: ModuleContext, result: ModuleResult) -> None:
+def _quick_code(quick: QuickTree) -> Callable[[cst.CSTNode], str]:
+    def code_of(node: cst.CSTNode) -> str:
+        code = quick.code_of_call(node) if isinstance(node, cst.Call) else None
+        if code is None:
+            raise _NeedsConcreteTree
+        return code
+
+    return code_of
+
+
+def _summarize(
+    model: SemanticModel,
+    source: str,
+    filename: str,
+    context: ModuleContext,
+    result: ModuleResult,
+    code_of: Callable[[cst.CSTNode], str],
+) -> None:
+    """`code_of`: a node's code as the concrete tree gives it (evidence names it)."""
     own = [
-        Evidence(kind, _snippet(model.module, node), f"{filename}:{line_of(source, model.module, node)}")
+        Evidence(kind, _snippet(code_of(node)), f"{filename}:{line_of(source, code_of(node))}")
         for kind, node in collect_evidence(model)
     ]  # fmt: skip
     result.summary = summarize(model, filename, source, own)
@@ -207,15 +249,15 @@ def _summarize(model: SemanticModel, source: str, filename: str, context: Module
     result.facts = ProjectFacts(own + context.facts().evidence)
 
 
-def _snippet(module: cst.Module, node: cst.CSTNode) -> str:
-    text = " ".join(module.code_for_node(node).split())
+def _snippet(code: str) -> str:
+    text = " ".join(code.split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def line_of(source: str, module: cst.Module, node: cst.CSTNode) -> int:
-    """The line where `node`'s code starts, found in the text: cheap for the few
+def line_of(source: str, code: str) -> int:
+    """The line where a node's `code` starts, found in the text: cheap for the few
     nodes that need a line without a position pass (evidence)."""
-    code = module.code_for_node(node).strip()
+    code = code.strip()
     first = code.splitlines()[0] if code else ""
     for number, line in enumerate(source.splitlines(), start=1):
         if first and first in line:

@@ -23,7 +23,7 @@ import os
 import libcst as cst
 
 from . import speedups
-from .source import split_lines_keeping_ends
+from .source import split_lines_keeping_ends, standard_tree
 
 # Files of at least this many lines are parsed in pieces; each piece holds whole
 # top-level statements, a new one starting once a piece has this many lines.
@@ -44,7 +44,7 @@ def top_level_starts(source: str) -> list[int] | None:
     if _last_starts is not None and _last_starts[0] is source:
         return _last_starts[1]
     try:
-        tree = ast.parse(source)
+        tree = standard_tree(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         starts = None
     else:

@@ -6,6 +6,7 @@ fixer's edits, positions and diffs all count lines this way, as Python and libcs
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import os
@@ -13,6 +14,7 @@ import re
 import signal
 import threading
 import tokenize
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,14 @@ from typing import Iterator
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def standard_tree(source: str) -> ast.Module:
+    """`ast.parse(source)` without its warnings: Python 3.12 warns of an invalid
+    escape (`"\\d"`) in the code it reads, which is not the linter's to print."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ SPEEDUPS = (
     "positions",  # place findings from their statement alone, not a pass over the module
     "gc",  # no cyclic garbage collection while a file is parsed and modeled
     "pieces",  # a long module parsed in pieces of whole top-level statements, joined
+    "quick",  # modeled first on the tree quick_tree.py builds from the standard parser's
 )
 
 _OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())

@@ -193,7 +193,7 @@ def _packs(fact: CallFact) -> bool:
     if fact.qualified in ("torch.cat", "torch.stack", "torch.concat", "torch.concatenate"):
         return True
     data = fact.node.args[0].value if fact.node.args and fact.qualified in ("torch.tensor", "torch.as_tensor") else None
-    return isinstance(data, (cst.List, cst.Tuple))
+    return type(data) in (cst.List, cst.Tuple)
 
 
 def _drop_cast(fact: CallFact, model: SemanticModel) -> NodeFix | None:
@@ -204,8 +204,8 @@ def _drop_cast(fact: CallFact, model: SemanticModel) -> NodeFix | None:
         if dtype_arg is node.args[0]:
             return None  # no tensor argument before it: not a call to rewrite
         return NodeFix(Applicability.UNSAFE, "Sum in int64: drop `dtype=`", drop_arg(node, dtype_arg))
-    receiver = node.func.value if isinstance(node.func, cst.Attribute) else (node.args[0].value if node.args else None)
-    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in CASTS:
+    receiver = node.func.value if type(node.func) is cst.Attribute else (node.args[0].value if node.args else None)
+    if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and receiver.func.attr.value in CASTS:
         inner = receiver.func.value
         if model.value_of(inner).mask:
             return NodeFix(

@@ -280,10 +280,10 @@ class LowPrecisionPositions(Rule):
 
     def _conversion(self, fact: CallFact, model: SemanticModel) -> Finding | None:
         func = fact.node.func
-        assert isinstance(func, cst.Attribute)
+        assert type(func) is cst.Attribute
         if not model.value_of(func.value).positions:
             return None
-        if isinstance(func.value, cst.Call) and _exact_range(func.value, model.value_of(fact.node).dtype, model):
+        if type(func.value) is cst.Call and _exact_range(func.value, model.value_of(fact.node).dtype, model):
             return None  # `torch.arange(16).half()`: every value is exact
         result = model.value_of(fact.node)
         torch_name = model.imports.torch_alias() or "torch"

@@ -191,7 +191,7 @@ class FloatHistogram(Rule):
             keyword, position = SCATTERS[fact.method]
             if fact.method == "index_put_":
                 accumulate = find_arg(node, "accumulate", 2)
-                if accumulate is None or not (isinstance(accumulate.value, cst.Name) and accumulate.value.value == "True"):
+                if accumulate is None or not (type(accumulate.value) is cst.Name and accumulate.value.value == "True"):
                     return None
             source = find_arg(node, keyword, position)
             buffer = model.value_of(node.func.value)

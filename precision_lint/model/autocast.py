@@ -28,7 +28,7 @@ def region_of(call: cst.Call, qualified: str | None, dtype_of_arg) -> bool | Non
         return None
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "enabled":
-            if isinstance(arg.value, cst.Name) and arg.value.value == "False":
+            if type(arg.value) is cst.Name and arg.value.value == "False":
                 return False
     dtypes = [dtype_of_arg(arg.value) for arg in call.args if arg.keyword is None or arg.keyword.value == "dtype"]
     if any(dtype is not None and dtype.is_floating and dtype.exact_integer_limit > 2**11 for dtype in dtypes):
@@ -44,7 +44,7 @@ def casts_positions(operands: Sequence[Value]) -> bool:
 def contracts(call: cst.Call) -> bool:
     """Whether an einsum sums over an index (`"i,ij->j"`): it then runs as a bmm,
     which autocast casts; an outer product (`"i,j->ij"`) stays float32."""
-    if not call.args or not isinstance(call.args[0].value, cst.SimpleString):
+    if not call.args or type(call.args[0].value) is not cst.SimpleString:
         return True  # an equation we cannot read: assume the common, contracting case
     equation = str(call.args[0].value.evaluated_value).replace(" ", "")
     inputs, arrow, output = equation.partition("->")

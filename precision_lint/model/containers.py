@@ -32,7 +32,7 @@ class ContainerEvaluation:
         elements = []
         for element in node.elements:
             value = self.eval(element.value, env)
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 self.consume(value, element, Effect.ESCAPES, "unpacked into a tuple")
                 return UNKNOWN  # positions after a `*rest` are not known
             elements.append(value)
@@ -42,7 +42,7 @@ class ContainerEvaluation:
         covered: Value | None = None
         for element in node.elements:
             value = self.eval(element.value, env)
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 value = element_of(value)
             covered = value if covered is None else join(covered, value)
         return Value.list_of(covered)
@@ -50,7 +50,7 @@ class ContainerEvaluation:
     def dict_literal(self, node: cst.Dict, env: Env) -> Value:
         items = []
         for element in node.elements:
-            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+            if type(element) is cst.DictElement and type(element.key) is cst.SimpleString:
                 key = element.key.evaluated_value
                 value = self.eval(element.value, env)
                 if isinstance(key, str):
@@ -75,7 +75,7 @@ class ContainerEvaluation:
             for condition in clause.ifs:
                 self.eval(condition.test, inner)
             clause = clause.inner_for_in
-        if isinstance(node, cst.DictComp):
+        if type(node) is cst.DictComp:
             self.eval(node.key, inner)
             return Value.dict_of([(ANY_KEY, self.eval(node.value, inner))])  # `{k: torch.zeros(1) for k in splits}`
         return Value.list_of(self.eval(node.elt, inner))

@@ -52,7 +52,7 @@ def collect_definitions(module: cst.Module, module_name: str, imports: ImportMap
 
 
 def _collect(statement, qualified: str, owner: str | None, imports: ImportMap, found: Definitions) -> None:
-    if isinstance(statement, cst.FunctionDef):
+    if type(statement) is cst.FunctionDef:
         found.functions[qualified] = function_info(statement, qualified, owner)
         return
     bases = tuple(
@@ -63,7 +63,7 @@ def _collect(statement, qualified: str, owner: str | None, imports: ImportMap, f
     for inner in top_level_definitions(block_of(statement)):
         inner_qualified = f"{qualified}.{inner.name.value}"
         _collect(inner, inner_qualified, qualified, imports, found)
-        if isinstance(inner, cst.FunctionDef):
+        if type(inner) is cst.FunctionDef:
             info.methods[inner.name.value] = found.functions[inner_qualified]
 
 
@@ -96,30 +96,30 @@ def top_level_definitions(statements):
     """Function and class definitions directly in `statements` or nested in their
     compound statements (an `if` at module level, a `try` around a def)."""
     for statement in statements:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        if type(statement) in (cst.FunctionDef, cst.ClassDef):
             yield statement
-        elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
+        elif type(statement) in (cst.If, cst.For, cst.While, cst.With, cst.Try):
             for block in _blocks(statement):
                 yield from top_level_definitions(block)
 
 
 def _blocks(statement):
     body = getattr(statement, "body", None)
-    if isinstance(body, cst.IndentedBlock):
+    if type(body) is cst.IndentedBlock:
         yield body.body
     orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.If):
+    if type(orelse) is cst.If:
         yield [orelse]
-    elif orelse is not None and isinstance(orelse.body, cst.IndentedBlock):
+    elif orelse is not None and type(orelse.body) is cst.IndentedBlock:
         yield orelse.body.body
     for handler in getattr(statement, "handlers", ()):
-        if isinstance(handler.body, cst.IndentedBlock):
+        if type(handler.body) is cst.IndentedBlock:
             yield handler.body.body
     final = getattr(statement, "finalbody", None)
-    if final is not None and isinstance(final.body, cst.IndentedBlock):
+    if final is not None and type(final.body) is cst.IndentedBlock:
         yield final.body.body
 
 
 def block_of(definition: cst.FunctionDef | cst.ClassDef) -> list:
     body = definition.body
-    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+    return list(body.body) if type(body) is cst.IndentedBlock else []

@@ -60,9 +60,9 @@ def _kind(fact, model: SemanticModel) -> str | None:
         keyword = arg.keyword.value if arg.keyword is not None else None
         if keyword == "torch_dtype" and _half(model, arg.value):
             return HALF
-        if keyword in ("bf16", "fp16") and isinstance(arg.value, cst.Name) and arg.value.value == "True":
+        if keyword in ("bf16", "fp16") and type(arg.value) is cst.Name and arg.value.value == "True":
             return AUTOCAST
-        if keyword == "precision" and isinstance(arg.value, cst.SimpleString):
+        if keyword == "precision" and type(arg.value) is cst.SimpleString:
             text = str(arg.value.evaluated_value)
             if "16" in text:
                 return HALF if "true" in text else AUTOCAST
@@ -98,9 +98,9 @@ def _module_like(receiver: cst.BaseExpression, model: SemanticModel) -> bool:
         return True
     if value.is_tensor:
         return False
-    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+    while type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
         receiver = receiver.func.value  # `net.to("cuda").half()`: what `.to` was called on
-    name = receiver.attr.value if isinstance(receiver, cst.Attribute) else getattr(receiver, "value", "")
+    name = receiver.attr.value if type(receiver) is cst.Attribute else getattr(receiver, "value", "")
     if not isinstance(name, str):
         return False
     return any(word in name.lower() for word in api.MODULE_WORDS)

@@ -99,11 +99,11 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         return value.with_origins(value.origins | {creation})
 
     def qualified_name(self, node: cst.BaseExpression, env: Env) -> str | None:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             if node.value in env or node.value in self.global_env:
                 return None
             return self.imports.qualify_name(node.value)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             base = self.qualified_name(node.value, env)
             return None if base is None else f"{base}.{node.attr.value}"
         return None
@@ -153,7 +153,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
 
     def _formatted_string(self, node: cst.FormattedString, env: Env) -> Value:
         for part in node.parts:
-            if isinstance(part, cst.FormattedStringExpression):
+            if type(part) is cst.FormattedStringExpression:
                 self.consume(self.eval(part.expression, env), part, Effect.SAFE, "formatted")
         return Value(Kind.STR)
 
@@ -189,7 +189,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
 
     def float_literal_creation(self, node: cst.BaseExpression) -> Value | None:
         """`total = 0.0`: a Python float that becomes a tensor once a tensor is added."""
-        if not isinstance(node, cst.Float):
+        if type(node) is not cst.Float:
             return None
         try:
             whole = float(node.value).is_integer()
@@ -260,7 +260,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         masked = False
         for element in node.slice:
             inner = element.slice
-            parts = [inner.value] if isinstance(inner, cst.Index) else [
+            parts = [inner.value] if type(inner) is cst.Index else [
                 part for part in (inner.lower, inner.upper, inner.step) if part is not None
             ]
             for part in parts:
@@ -285,13 +285,13 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     def _unary(self, node: cst.UnaryOperation, env: Env) -> Value:
         operand = self.eval(node.expression, env)
         self.consume(operand, node, Effect.SAFE, "read by an arithmetic expression")
-        if isinstance(node.operator, cst.Not):
+        if type(node.operator) is cst.Not:
             return Value(Kind.PY_BOOL)
-        if isinstance(node.operator, cst.BitInvert) and operand.mask:
+        if type(node.operator) is cst.BitInvert and operand.mask:
             return Value(operand.kind, operand.dtype, operand.zero_dim, mask=True)
-        if isinstance(node.operator, cst.Minus) and operand.number is not None:
+        if type(node.operator) is cst.Minus and operand.number is not None:
             return Value(operand.kind, number=-operand.number)
-        if isinstance(node.operator, cst.Plus) and operand.number is not None:
+        if type(node.operator) is cst.Plus and operand.number is not None:
             return Value(operand.kind, number=operand.number)
         return Value(operand.kind, operand.dtype, operand.zero_dim)
 
@@ -300,7 +300,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         identity = False
         for target in node.comparisons:
             operands.append(self.eval(target.comparator, env))
-            if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+            if type(target.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn):
                 identity = True
         for operand in operands:
             self.consume(operand, node, Effect.SAFE, "compared")
@@ -314,7 +314,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     ) -> Value:
         for operand in (left, right):
             self.consume(operand, node, Effect.SAFE, "read by an arithmetic expression")
-        if isinstance(operator, cst.MatrixMultiply):
+        if type(operator) is cst.MatrixMultiply:
             self.matmul_like(node, (left, right))
         result = arithmetic(operator, left, right)
         return self.derived_tally(node, result, _counts_kept(operator, left, right))
@@ -332,7 +332,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     # -- calls -----------------------------------------------------------------
     def call(self, node: cst.Call, env: Env) -> Value:
         qualified = self.qualified_name(node.func, env)
-        method = node.func.attr.value if qualified is None and isinstance(node.func, cst.Attribute) else None
+        method = node.func.attr.value if qualified is None and type(node.func) is cst.Attribute else None
         self.calls[id(node)] = CallFact(node, qualified, method)
         if qualified is not None:
             if not qualified.startswith(_NOT_PROJECT):
@@ -343,7 +343,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
                 self.callees.record_call(qualified, node, [self.values.get(id(a.value), UNKNOWN) for a in node.args])
                 return result
             return self._function_call(qualified, node, env)
-        if isinstance(node.func, cst.Attribute):
+        if type(node.func) is cst.Attribute:
             return self._method_call(node, node.func, env)
         callee = self.eval(node.func, env)
         values = self._eval_args(node, env)
@@ -466,10 +466,10 @@ def _dtype_after(creation: Creation, target: Value, addend: Value, operator, in_
 
 def _local_name_target(statement: cst.CSTNode) -> bool:
     """`n += 1` or `n = n + 1`: an add into a plain local name."""
-    if isinstance(statement, cst.AugAssign):
-        return isinstance(statement.target, cst.Name)
-    if isinstance(statement, cst.Assign):
-        return all(isinstance(t.target, cst.Name) for t in statement.targets)
+    if type(statement) is cst.AugAssign:
+        return type(statement.target) is cst.Name
+    if type(statement) is cst.Assign:
+        return all(type(t.target) is cst.Name for t in statement.targets)
     return False
 
 
@@ -482,14 +482,14 @@ def _names_a_kept_place(statement: cst.CSTNode) -> bool:
     place held by an object, which outlives the call (`acc += h`, `acc[i] += h` do not
     say: where `acc` was made does)."""
     targets = []
-    if isinstance(statement, cst.AugAssign):
+    if type(statement) is cst.AugAssign:
         targets = [statement.target]
-    elif isinstance(statement, cst.Assign):
+    elif type(statement) is cst.Assign:
         targets = [t.target for t in statement.targets]
     for target in targets:
-        while isinstance(target, cst.Subscript):
+        while type(target) is cst.Subscript:
             target = target.value
-        if isinstance(target, cst.Attribute):
+        if type(target) is cst.Attribute:
             return True
     return False
 
@@ -499,9 +499,9 @@ def _counts_kept(operator: cst.BaseBinaryOp, left: Value, right: Value) -> froze
     counts (`area_a + area_b - both`), counts times a whole number (`2 * h`); not a
     ratio, not counts scaled by anything else (`h * weight`: a weighted total), not a
     comparison."""
-    if isinstance(operator, (cst.Add, cst.Subtract)):
+    if type(operator) in (cst.Add, cst.Subtract):
         return left.tallies | right.tallies
-    if isinstance(operator, cst.Multiply):
+    if type(operator) is cst.Multiply:
         kept: frozenset[Creation] = frozenset()
         for counts, other in ((left, right), (right, left)):
             if counts.tallies and (other.is_integral or other.tallies):
@@ -512,21 +512,21 @@ def _counts_kept(operator: cst.BaseBinaryOp, left: Value, right: Value) -> froze
 
 def _is_step(node: cst.BaseExpression) -> bool:
     """`+= 1`: a literal whole number, what a step counter adds."""
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return True
     try:
-        return isinstance(node, cst.Float) and float(node.value).is_integer()
+        return type(node) is cst.Float and float(node.value).is_integer()
     except ValueError:
         return False
 
 
 def _item(container: Value, node: cst.Subscript) -> Value:
     """`pair[0]`, `counts[i]`, `stats["tokens"]`, `pairs[1:]` of a known container."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
         return container if container.kind is not Kind.DICT else UNKNOWN  # a slice: the same kind of list
     index = node.slice[0].slice.value
     if container.kind is Kind.DICT:
-        key = index.evaluated_value if isinstance(index, cst.SimpleString) else None
+        key = index.evaluated_value if type(index) is cst.SimpleString else None
         found = container.item(key) if isinstance(key, str) else None
         return found or container.item(ANY_KEY) or UNKNOWN
     if container.kind is Kind.TUPLE:

@@ -18,9 +18,9 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` -> "a.b.c"; None for anything that is not a plain dotted name."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
     return None
@@ -67,10 +67,10 @@ def collect_imports(module: cst.Module, package: str = "") -> ImportMap:
         (
             small
             for statement in module.body
-            if isinstance(statement, cst.SimpleStatementLine)
+            if type(statement) is cst.SimpleStatementLine
             for small in statement.body
-            if isinstance(small, cst.Import)
-            or (isinstance(small, cst.ImportFrom) and not (small.module and dotted_name(small.module) == "__future__"))
+            if type(small) is cst.Import
+            or (type(small) is cst.ImportFrom and not (small.module and dotted_name(small.module) == "__future__"))
         ),
         None,
     )
@@ -79,16 +79,16 @@ def collect_imports(module: cst.Module, package: str = "") -> ImportMap:
 
 def _collect(block, imports: ImportMap, top_level: bool, package: str) -> None:
     for statement in block:
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
-                if isinstance(small, cst.Import):
+                if type(small) is cst.Import:
                     _import(small, imports, top_level)
-                elif isinstance(small, cst.ImportFrom):
+                elif type(small) is cst.ImportFrom:
                     _import_from(small, imports, package)
         else:
             # Imports in a def or class still name modules, but only module-level
             # ones (an `if` or `try` at the top included) bind `torch` for fixes.
-            nested_top = top_level and not isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+            nested_top = top_level and type(statement) not in (cst.FunctionDef, cst.ClassDef)
             _collect(child_statements(statement), imports, nested_top, package)
 
 
@@ -97,7 +97,7 @@ def _import(node: cst.Import, imports: ImportMap, top_level: bool) -> None:
         full = dotted_name(alias.name)
         if full is None:
             continue
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        if alias.asname is not None and type(alias.asname.name) is cst.Name:
             local = alias.asname.name.value
             imports.names[local] = full
         else:
@@ -116,14 +116,14 @@ def _import_from(node: cst.ImportFrom, imports: ImportMap, package: str) -> None
         module = absolute_module(module, len(node.relative), package)
         if module is None:
             return
-    if isinstance(node.names, cst.ImportStar):
+    if type(node.names) is cst.ImportStar:
         imports.star_modules.append(module)
         return
     for alias in node.names:
-        if not isinstance(alias.name, cst.Name):
+        if type(alias.name) is not cst.Name:
             continue
         local = alias.name.value
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        if alias.asname is not None and type(alias.asname.name) is cst.Name:
             local = alias.asname.name.value
         imports.names[local] = f"{module}.{alias.name.value}" if module else alias.name.value
 

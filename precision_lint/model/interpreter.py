@@ -46,29 +46,29 @@ class ScopeInterpreter(ExpressionEvaluator):
         return env
 
     def exec_statement(self, statement: cst.CSTNode, env: Env) -> Env:
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
                 self.exec_small(small, env)
             return env
-        if isinstance(statement, cst.If):
+        if type(statement) is cst.If:
             self.eval(statement.test, env)
             self._tested_alone(statement.test, env)
             taken = self.run(statement.body, dict(env))
             orelse = statement.orelse
             if orelse is None:
                 other = env
-            elif isinstance(orelse, cst.If):
+            elif type(orelse) is cst.If:
                 other = self.exec_statement(orelse, dict(env))
             else:
                 other = self.run(orelse.body, dict(env))
             return join_env(taken, other)
-        if isinstance(statement, (cst.For, cst.While)):
+        if type(statement) in (cst.For, cst.While):
             return self._loop(statement, env)
-        if isinstance(statement, cst.With):
+        if type(statement) is cst.With:
             regions = []
             for item in statement.items:
                 value = self.eval(item.item, env)
-                if isinstance(item.item, cst.Call):
+                if type(item.item) is cst.Call:
                     region = region_of(item.item, self.qualified_name(item.item.func, env), self._dtype_of_node)
                     if region is not None:
                         regions.append(region)
@@ -80,7 +80,7 @@ class ScopeInterpreter(ExpressionEvaluator):
                 return self.run(statement.body, env)
             finally:
                 del self.autocast_regions[len(self.autocast_regions) - len(regions) :]
-        if isinstance(statement, cst.Try) or isinstance(statement, getattr(cst, "TryStar", ())):
+        if type(statement) is cst.Try or isinstance(statement, getattr(cst, "TryStar", ())):
             after_body = self.run(statement.body, dict(env))
             merged = join_env(env, after_body)
             for handler in statement.handlers:
@@ -90,13 +90,13 @@ class ScopeInterpreter(ExpressionEvaluator):
             if statement.finalbody is not None:
                 merged = self.run(statement.finalbody.body, merged)
             return merged
-        if isinstance(statement, cst.Match):
+        if type(statement) is cst.Match:
             self.eval(statement.subject, env)
             merged = env
             for case in statement.cases:
                 merged = join_env(merged, self.run(case.body, dict(env)))
             return merged
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        if type(statement) in (cst.FunctionDef, cst.ClassDef):
             self._closure_captures(statement, env)
             env[statement.name.value] = UNKNOWN
             return env
@@ -104,7 +104,7 @@ class ScopeInterpreter(ExpressionEvaluator):
 
     def _loop(self, statement: cst.For | cst.While, env: Env) -> Env:
         item = UNKNOWN
-        if isinstance(statement, cst.For):
+        if type(statement) is cst.For:
             iterated = self.eval(statement.iter, env)
             self.consume(iterated, statement.iter, Effect.SAFE, "iterated over")
             item = element_of(iterated).without_origins()
@@ -113,7 +113,7 @@ class ScopeInterpreter(ExpressionEvaluator):
         self.loop_stack.append(id(statement))
         try:
             for _ in range(self.LOOP_PASSES):
-                if isinstance(statement, cst.For):
+                if type(statement) is cst.For:
                     current = dict(current)
                     self.bind(statement.target, item, current, statement)
                 else:
@@ -132,15 +132,15 @@ class ScopeInterpreter(ExpressionEvaluator):
         tensor at all). Only what the test always evaluates counts: the left side of an
         `and` / `or`, what `not` negates."""
         while True:
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
                 test = test.expression
-            elif isinstance(test, cst.BooleanOperation):
+            elif type(test) is cst.BooleanOperation:
                 test = test.left
             else:
                 break
-        if not isinstance(test, cst.Comparison):
+        if type(test) is not cst.Comparison:
             return
-        if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in test.comparisons):
+        if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in test.comparisons):
             return
         for operand in [test.left] + [c.comparator for c in test.comparisons]:
             key = target_key(operand, self.self_name)
@@ -157,16 +157,16 @@ class ScopeInterpreter(ExpressionEvaluator):
 
     # -- simple statements -----------------------------------------------------
     def exec_small(self, small: cst.BaseSmallStatement, env: Env) -> None:
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             self._assign(small, env)
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:
                 self._assign_one(small, small.target, small.value, env)
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             self._augmented(small, env)
-        elif isinstance(small, cst.Expr):
+        elif type(small) is cst.Expr:
             self.eval(small.value, env)
-        elif isinstance(small, cst.Return):
+        elif type(small) is cst.Return:
             returned = Value(Kind.NONE) if small.value is None else self.eval(small.value, env)
             self.consume(returned, small, Effect.ESCAPES, "returned")
             self.returned = returned if self.returned is None else join(self.returned, returned)
@@ -199,17 +199,17 @@ class ScopeInterpreter(ExpressionEvaluator):
     def _accumulation_pattern(self, target, value, env: Env) -> tuple[cst.BaseExpression, bool] | None:
         """`t = t + e`, `t = e + t`, `t = t - e`, `t = t.add(e)`, `t = torch.add(t, e)`:
         (the addend e, whether it is subtracted)."""
-        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
-            subtract = isinstance(value.operator, cst.Subtract)
+        if type(value) is cst.BinaryOperation and type(value.operator) in (cst.Add, cst.Subtract):
+            subtract = type(value.operator) is cst.Subtract
             if same_place(value.left, target):
                 return value.right, subtract
             if not subtract and same_place(value.right, target):
                 return value.left, False
             return None
-        if not isinstance(value, cst.Call) or not value.args:
+        if type(value) is not cst.Call or not value.args:
             return None
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("add", "sub") and same_place(func.value, target):
+        if type(func) is cst.Attribute and func.attr.value in ("add", "sub") and same_place(func.value, target):
             if self.qualified_name(func, env) is None and value.args[0].keyword is None:
                 return value.args[0].value, func.attr.value == "sub"
         qualified = self.qualified_name(func, env)
@@ -231,7 +231,7 @@ class ScopeInterpreter(ExpressionEvaluator):
             in_place = current.is_tensor or self._is_element(node.target) or (current.kind is Kind.UNKNOWN and made_as_tensor)
             result = self.accumulate(
                 node, current, node.value, operand, in_place=in_place,
-                subtract=isinstance(node.operator, cst.SubtractAssign),
+                subtract=type(node.operator) is cst.SubtractAssign,
             )
         else:
             self._scale_in_place(node, current, operand)
@@ -249,7 +249,7 @@ class ScopeInterpreter(ExpressionEvaluator):
 
     def _is_element(self, target: cst.BaseExpression) -> bool:
         """`acc[i]`: an element of a tensor, not a place of its own like `state["step"]`."""
-        return isinstance(target, cst.Subscript) and target_key(target, self.self_name) is None
+        return type(target) is cst.Subscript and target_key(target, self.self_name) is None
 
     def _rebinding(self, statement: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression, env: Env) -> None:
         """`acc = acc * 0.5 + acc * 0.5`: rebinding an accumulator through float
@@ -271,14 +271,14 @@ class ScopeInterpreter(ExpressionEvaluator):
         operator = node.operator
         if isinstance(operator, (cst.DivideAssign,)):
             effect, reason = Effect.BREAKS, "divided in place (/=), which fails on int64"
-        elif isinstance(operator, cst.MultiplyAssign):
+        elif type(operator) is cst.MultiplyAssign:
             if operand.is_integral:
                 effect, reason = Effect.SAFE, "multiplied in place by a whole number"
             elif operand.is_floating:
                 effect, reason = Effect.BREAKS, "multiplied in place by a float, which fails on int64"
             else:
                 effect, reason = Effect.ESCAPES, "multiplied in place by a value of unknown type"
-        elif isinstance(operator, cst.FloorDivideAssign):
+        elif type(operator) is cst.FloorDivideAssign:
             effect, reason = Effect.SAFE, "floor-divided in place"
         else:
             effect, reason = Effect.ESCAPES, "updated in place by an operator we do not model"
@@ -301,18 +301,18 @@ class ScopeInterpreter(ExpressionEvaluator):
                 self.consume(value, target, Effect.SAFE, f"stored on {key}", Fate.ESCAPES)  # kept by the object
             self._bind_place(key, value, env, accumulated)
             return
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             parts = _unpacked(value, len(target.elements))
-            if parts is None or any(isinstance(e, cst.StarredElement) for e in target.elements):
+            if parts is None or any(type(e) is cst.StarredElement for e in target.elements):
                 parts = [UNKNOWN] * len(target.elements)
                 self.consume(value, target, Effect.ESCAPES, "unpacked")
             for element, part in zip(target.elements, parts):
                 self.bind(element.value, part, env, statement)
             return
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             base = self.eval(target.value, env)
             for element in target.slice:
-                if isinstance(element.slice, cst.Index):
+                if type(element.slice) is cst.Index:
                     self.eval(element.slice.value, env)
             if base.origins:
                 if value.is_integral:
@@ -324,11 +324,11 @@ class ScopeInterpreter(ExpressionEvaluator):
                 self.consume(base, target, effect, reason)
             self.consume(value, target, Effect.ESCAPES, "stored in a container")
             return
-        if isinstance(target, cst.Attribute):
+        if type(target) is cst.Attribute:
             self.eval(target.value, env)
             self.consume(value, target, Effect.ESCAPES, "stored on an object's attribute")
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self.bind(target.value, UNKNOWN, env, statement)
 
     def _bind_place(self, key: str, value: Value, env: Env, accumulated: bool) -> None:
@@ -356,16 +356,16 @@ def _mixes_floats(value: cst.BaseExpression, target: cst.BaseExpression, values:
     """Whether an arithmetic expression that reads `target` also brings in a float: a
     float literal, a true division, or an operand known to be floating other than the
     accumulator. None: an operand of unknown type might."""
-    if isinstance(value, cst.BinaryOperation):
-        if isinstance(value.operator, cst.Divide):
+    if type(value) is cst.BinaryOperation:
+        if type(value.operator) is cst.Divide:
             return True
         sides = [_mixes_floats(side, target, values) for side in (value.left, value.right)]
         return True if True in sides else (None if None in sides else False)
-    if isinstance(value, cst.UnaryOperation):
+    if type(value) is cst.UnaryOperation:
         return _mixes_floats(value.expression, target, values)
-    if isinstance(value, cst.Float):
+    if type(value) is cst.Float:
         return True
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and same_place(value.func.value, target):
+    if type(value) is cst.Call and type(value.func) is cst.Attribute and same_place(value.func.value, target):
         converted = CONVERSION_METHODS.get(value.func.attr.value)
         return converted is not None and converted.is_floating  # `acc = acc.float()`
     if same_place(value, target) or any(same_place(inner, target) for inner in walk(value)):
@@ -382,12 +382,12 @@ def _binary_operator(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:
 
 
 def _statements(body) -> list:
-    if isinstance(body, cst.IndentedBlock):
+    if type(body) is cst.IndentedBlock:
         return list(body.body)
-    if isinstance(body, cst.SimpleStatementSuite):
+    if type(body) is cst.SimpleStatementSuite:
         return [cst.SimpleStatementLine(body=body.body)]
     return list(body)
 
 
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    return [child for child in walk(node) if isinstance(child, cst.Name)]
+    return [child for child in walk(node) if type(child) is cst.Name]

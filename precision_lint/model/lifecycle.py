@@ -112,13 +112,13 @@ def restored_attributes(info: ClassInfo, imports: ImportMap) -> frozenset[str]:
         pending = list(child_statements(method.node))
         while pending:
             statement = pending.pop()
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            if type(statement) in (cst.FunctionDef, cst.ClassDef):
                 continue
-            if not isinstance(statement, cst.SimpleStatementLine):
+            if type(statement) is not cst.SimpleStatementLine:
                 pending.extend(child_statements(statement))
                 continue
             for small in statement.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                if type(small) is cst.Assign and len(small.targets) == 1:
                     key = _self_attribute(small.targets[0].target, self_name)
                     if key is not None and _converts_to_full_float(small.value, key, self_name, imports):
                         found.add(f"self.{key}")
@@ -126,13 +126,13 @@ def restored_attributes(info: ClassInfo, imports: ImportMap) -> frozenset[str]:
 
 
 def _self_attribute(node: cst.BaseExpression, self_name: str) -> str | None:
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == self_name:
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == self_name:
         return node.attr.value
     return None
 
 
 def _converts_to_full_float(value: cst.BaseExpression, key: str, self_name: str, imports: ImportMap) -> bool:
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+    if not (type(value) is cst.Call and type(value.func) is cst.Attribute):
         return False
     if _self_attribute(value.func.value, self_name) != key:
         return False

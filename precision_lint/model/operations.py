@@ -74,8 +74,8 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
     """The value of `left <op> right` (no origins: it is a new object)."""
     python = (Kind.PY_INT, Kind.PY_FLOAT, Kind.PY_BOOL)
     additive = isinstance(operator, _ADDITIVE)
-    multiply = isinstance(operator, cst.Multiply)
-    floor = isinstance(operator, cst.FloorDivide)
+    multiply = type(operator) is cst.Multiply
+    floor = type(operator) is cst.FloorDivide
     count = False
     # a sum of lengths is a length; a product of two is an element count
     length = all(v.length for v in (left, right) if v.count)
@@ -88,10 +88,10 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
         count = left.count and right.is_integral
     mask = False
     if isinstance(operator, _BITWISE) or multiply:
-        mask = (left.mask and right.mask) or (isinstance(operator, (cst.BitAnd, cst.BitOr)) and (left.mask or right.mask))
+        mask = (left.mask and right.mask) or (type(operator) in (cst.BitAnd, cst.BitOr) and (left.mask or right.mask))
     if left.kind in python and right.kind in python:
         number = _folded(operator, left.number, right.number)
-        if isinstance(operator, cst.Divide) or Kind.PY_FLOAT in (left.kind, right.kind):
+        if type(operator) is cst.Divide or Kind.PY_FLOAT in (left.kind, right.kind):
             return Value(Kind.PY_FLOAT, number=float(number) if number is not None else None)
         return Value.py_int(count=count, length=length, number=int(number) if number is not None else None)
     if not (left.is_tensor or right.is_tensor):
@@ -100,7 +100,7 @@ def arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
     dtype = None
     if left_operand is not None and right_operand is not None:
         dtype = result_type(left_operand, right_operand)
-        if isinstance(operator, cst.Divide) and dtype is not None and not dtype.is_floating:
+        if type(operator) is cst.Divide and dtype is not None and not dtype.is_floating:
             dtype = DEFAULT_FLOAT
     if mask and dtype is None:
         dtype = BOOL
@@ -125,15 +125,15 @@ def _folded(operator: cst.BaseBinaryOp, left: int | float | None, right: int | f
     """`E + 1` with `E = 9`: the number, for the operators that keep literals small."""
     if left is None or right is None:
         return None
-    if isinstance(operator, cst.Add):
+    if type(operator) is cst.Add:
         return left + right
-    if isinstance(operator, cst.Subtract):
+    if type(operator) is cst.Subtract:
         return left - right
-    if isinstance(operator, cst.Multiply):
+    if type(operator) is cst.Multiply:
         return left * right
-    if isinstance(operator, cst.FloorDivide) and right:
+    if type(operator) is cst.FloorDivide and right:
         return left // right
-    if isinstance(operator, cst.Divide) and right:
+    if type(operator) is cst.Divide and right:
         return left / right
     return None
 
@@ -209,9 +209,9 @@ def data_dtype(node: cst.BaseExpression | None, value: Value | None) -> DType | 
     """The dtype `torch.tensor(data)` infers from literal data or a known value."""
     if node is None:
         return None
-    if isinstance(node, (cst.List, cst.Tuple)):
+    if type(node) in (cst.List, cst.Tuple):
         dtypes = {data_dtype(element.value, None) for element in node.elements}
-        starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
+        starred = any(type(e) is cst.StarredElement for e in node.elements)
         if None in dtypes or not dtypes or starred:
             # `[float(n)]`: what the elements were evaluated to, when they agree
             known = value is not None and value.kind in (Kind.LIST, Kind.TUPLE) and value.elements and not starred
@@ -219,13 +219,13 @@ def data_dtype(node: cst.BaseExpression | None, value: Value | None) -> DType | 
         if any(d.is_floating for d in dtypes):
             return DEFAULT_FLOAT
         return INT64 if INT64 in dtypes else BOOL
-    if isinstance(node, cst.Float):
+    if type(node) is cst.Float:
         return DEFAULT_FLOAT
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return INT64
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
         return data_dtype(node.expression, None)
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+    if type(node) is cst.Name and node.value in ("True", "False"):
         return BOOL
     if value is None:
         return None
@@ -248,10 +248,10 @@ def one_element(node: cst.Call, qualified: str) -> bool:
         if not size_args:
             return False
         data = size_args[0].value
-        return not isinstance(data, (cst.List, cst.Tuple)) or len(data.elements) == 1
+        return type(data) not in (cst.List, cst.Tuple) or len(data.elements) == 1
     if qualified == "torch.full":
         size_args = size_args[:1]
-    if len(size_args) == 1 and isinstance(size_args[0].value, (cst.Tuple, cst.List)):
+    if len(size_args) == 1 and type(size_args[0].value) in (cst.Tuple, cst.List):
         dims = [element.value for element in size_args[0].value.elements]
     else:
         dims = [arg.value for arg in size_args]
@@ -287,12 +287,12 @@ def _literal_number(node: cst.BaseExpression) -> int | None:
 
 def _literal_elements(data: cst.BaseExpression) -> int | None:
     """Elements of literal (nested) list/tuple data: 1 for a number."""
-    if isinstance(data, (cst.Integer, cst.Float)) or int_literal(data) is not None:
+    if type(data) in (cst.Integer, cst.Float) or int_literal(data) is not None:
         return 1
-    if isinstance(data, (cst.List, cst.Tuple)):
+    if type(data) in (cst.List, cst.Tuple):
         total = 0
         for element in data.elements:
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 return None
             inner = _literal_elements(element.value)
             if inner is None:
@@ -309,11 +309,11 @@ def shape_is_empty(node: cst.Call, qualified: str) -> bool | None:
         size_args = size_args[:1]
     if any(arg.star for arg in size_args):
         return None
-    if len(size_args) == 1 and isinstance(size_args[0].value, (cst.Tuple, cst.List)):
+    if len(size_args) == 1 and type(size_args[0].value) in (cst.Tuple, cst.List):
         return len(size_args[0].value.elements) == 0
     if not size_args:
         size = find_arg(node, "size")
-        if size is not None and isinstance(size.value, (cst.Tuple, cst.List)):
+        if size is not None and type(size.value) in (cst.Tuple, cst.List):
             return len(size.value.elements) == 0
         return None
     return False

@@ -26,11 +26,11 @@ def names_floating_data(node: cst.BaseExpression, in_module: bool = False) -> st
     """`hidden_states`, `self.proj.weight`, `logits[:, -1]`: the code, when its last
     name says floating data (`x` too in a method of an nn.Module: its input)."""
     base = node
-    while isinstance(base, cst.Subscript):
+    while type(base) is cst.Subscript:
         base = base.value
-    if isinstance(base, cst.Name):
+    if type(base) is cst.Name:
         name = base.value
-    elif isinstance(base, cst.Attribute):
+    elif type(base) is cst.Attribute:
         name = base.attr.value
     else:
         return None

@@ -175,11 +175,11 @@ class _ModelBuilder:
 
     def _run_module(self) -> None:
         run = self.current
-        top_level = [s for s in self.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        top_level = [s for s in self.module.body if type(s) not in (cst.FunctionDef, cst.ClassDef)]
         run.module_env = self._interpreter("<module>").run(top_level, {})
         for statement in top_level_definitions(self.module.body):
             qualified = f"{self.module_name}.{statement.name.value}"
-            if isinstance(statement, cst.FunctionDef):
+            if type(statement) is cst.FunctionDef:
                 self._ensure_function(self.definitions.functions[qualified])
             else:
                 self._ensure_class(self.definitions.classes[qualified])
@@ -252,7 +252,7 @@ class _ModelBuilder:
                 assumed = literal_default(default) if default is not None else _by_name(name)
                 env[name] = given.get(name, assumed)
             for star in (info.node.params.star_arg, info.node.params.star_kwarg):
-                if isinstance(star, cst.Param):
+                if type(star) is cst.Param:
                     env[star.name.value] = UNKNOWN
             if self_name is not None:
                 env[self_name] = Value(Kind.SELF)
@@ -298,13 +298,13 @@ class _ModelBuilder:
 
     def _local_definition(self, statement, prefix: str) -> None:
         name = f"{prefix}{statement.name.value}"
-        if isinstance(statement, cst.FunctionDef):
+        if type(statement) is cst.FunctionDef:
             self._interpret(function_info(statement, f"{self.module_name}.{name}", None), {}, None)
         else:
             qualified = f"{self.module_name}.{name}"
             info = ClassInfo(qualified, statement, ())
             for inner in top_level_definitions(block_of(statement)):
-                if isinstance(inner, cst.FunctionDef):
+                if type(inner) is cst.FunctionDef:
                     info.methods[inner.name.value] = function_info(inner, f"{qualified}.{inner.name.value}", qualified)
             self._analyze_class(info)
 
@@ -338,7 +338,7 @@ class _ModelBuilder:
         finally:
             run.in_progress.discard(info.qualified)
         for inner in top_level_definitions(block_of(info.node)):
-            if isinstance(inner, cst.ClassDef):
+            if type(inner) is cst.ClassDef:
                 inner_info = self.definitions.classes.get(f"{info.qualified}.{inner.name.value}")
                 if inner_info is not None:
                     self._ensure_class(inner_info)

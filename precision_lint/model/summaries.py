@@ -114,14 +114,14 @@ def join_bindings(sites: list[dict[str, Value]]) -> dict[str, Value]:
 def literal_default(node: cst.BaseExpression) -> Value:
     import libcst as cst
 
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return Value.py_int()
-    if isinstance(node, cst.Float):
+    if type(node) is cst.Float:
         return Value(Kind.PY_FLOAT)
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+    if type(node) is cst.Name and node.value in ("True", "False"):
         return Value(Kind.PY_BOOL)
-    if isinstance(node, cst.Name) and node.value == "None":
+    if type(node) is cst.Name and node.value == "None":
         return Value(Kind.NONE)
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+    if type(node) in (cst.SimpleString, cst.ConcatenatedString):
         return Value(Kind.STR)
     return UNKNOWN

@@ -9,12 +9,12 @@ def target_key(node: cst.BaseExpression, self_name: str | None) -> str | None:
     """The binding a target stands for: `acc` -> "acc", `self.acc` -> "self.acc", and a
     string-keyed item of one as a place of its own: `state["step"]` -> "state['step']",
     `self.stats["tokens"]` -> "self.stats['tokens']"."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
     if (
-        isinstance(node, cst.Attribute)
+        type(node) is cst.Attribute
         and self_name is not None
-        and isinstance(node.value, cst.Name)
+        and type(node.value) is cst.Name
         and node.value.value == self_name
     ):
         return f"self.{node.attr.value}"
@@ -31,10 +31,10 @@ def item_key(base: str, key: str) -> str:
 
 def string_key(node: cst.BaseExpression) -> str | None:
     """"step" for `state["step"]`: a subscript by one string literal."""
-    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+    if type(node) is not cst.Subscript or len(node.slice) != 1:
         return None
     index = node.slice[0].slice
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+    if type(index) is cst.Index and type(index.value) is cst.SimpleString:
         value = index.value.evaluated_value
         return value if isinstance(value, str) else None
     return None
@@ -46,21 +46,21 @@ def same_place(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
 
 
 def place_text(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return node.value
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         value = node.evaluated_value
         return repr(value) if isinstance(value, str) else None
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = place_text(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         base = place_text(node.value)
         parts = []
         for element in node.slice:
-            if not isinstance(element.slice, cst.Index):
+            if type(element.slice) is not cst.Index:
                 return None
             part = place_text(element.slice.value)
             if part is None:
@@ -94,8 +94,8 @@ def public_attribute(key: str) -> bool:
 
 def int_literal(node: cst.BaseExpression) -> int | None:
     """The value of an integer literal, negative ones (`-1`) included."""
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return int(node.value, 0)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and type(node.expression) is cst.Integer:
         return -int(node.expression.value, 0)
     return None

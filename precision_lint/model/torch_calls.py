@@ -39,7 +39,7 @@ DEFAULT_DTYPE = "the default dtype"
 
 
 def _zero_or_one(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Float):
+    if type(node) is cst.Float:
         try:
             return float(node.value) in (0.0, 1.0)
         except ValueError:
@@ -191,7 +191,7 @@ class TorchCalls:
         if qualified in ("torch.tensor", "torch.as_tensor"):
             zero_dim = None
             if data_arg is not None:
-                zero_dim = not isinstance(data_arg.value, (cst.List, cst.Tuple))
+                zero_dim = type(data_arg.value) not in (cst.List, cst.Tuple)
                 mixed, packed_dtype = self.packing(data_arg.value)
                 if mixed and not present:  # `torch.tensor([loss_sum, n])`: the count goes float
                     dtype, float_count = packed_dtype or DEFAULT_FLOAT, id(node)
@@ -243,7 +243,7 @@ class TorchCalls:
         keyword, position = api.SCATTER_ADD_METHODS[method]
         if method == "index_put_":
             accumulate = find_arg(node, "accumulate", 2)
-            if accumulate is None or not (isinstance(accumulate.value, cst.Name) and accumulate.value.value == "True"):
+            if accumulate is None or not (type(accumulate.value) is cst.Name and accumulate.value.value == "True"):
                 return None
         source = self.arg_value(node, values, find_arg(node, keyword, position))
         if source is None or not self.adds_ones(source):
@@ -295,7 +295,7 @@ class TorchCalls:
             dtype, zero_dim = NUMPY_DTYPES[attr], True
         else:
             arg = find_arg(node, "dtype")
-            text = arg.value.evaluated_value if arg is not None and isinstance(arg.value, cst.SimpleString) else None
+            text = arg.value.evaluated_value if arg is not None and type(arg.value) is cst.SimpleString else None
             value = self.arg_value(node, values, arg)
             dtype = NUMPY_DTYPES.get(text) if isinstance(text, str) else (value.dtype if value is not None and value.kind is Kind.DTYPE else None)
             zero_dim = False
@@ -308,7 +308,7 @@ class TorchCalls:
         self._consume_args(node, values, Effect.SAFE, "shapes a new tensor")
         dtype = LEGACY_TENSOR_TYPES[name]
         # `FloatTensor([float(n)])` wraps data; `HalfTensor(b, c, t)` only takes a shape
-        data = node.args[0].value if node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)) else None
+        data = node.args[0].value if node.args and type(node.args[0].value) in (cst.List, cst.Tuple) else None
         wrapped = data is not None and _wraps_counts(self._elements(data, values[0]), dtype)
         self.creation(node, dtype).scalar = one_element(node, "torch.tensor")
         return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)})).with_float_count(
@@ -318,7 +318,7 @@ class TorchCalls:
     def _elements(self, data: cst.BaseExpression | None, value: Value | None) -> list[Value]:
         """The values of a literal list/tuple's elements, of a list or tuple value
         (`torch.tensor(per_class)`), or the data's own value."""
-        if isinstance(data, (cst.List, cst.Tuple)):
+        if type(data) in (cst.List, cst.Tuple):
             return [v for e in data.elements if (v := self.values.get(id(e.value))) is not None]
         if value is not None and value.kind in (Kind.LIST, Kind.TUPLE):
             return list(value.elements)
@@ -326,7 +326,7 @@ class TorchCalls:
 
     def packing(self, container: cst.BaseExpression | None) -> tuple[bool, DType | None]:
         """Whether a list/tuple literal mixes a count with floats, and the float dtype."""
-        if not isinstance(container, (cst.List, cst.Tuple)):
+        if type(container) not in (cst.List, cst.Tuple):
             return False, None
         elements = [v for e in container.elements if (v := self.values.get(id(e.value))) is not None]
         # counts, and int32/int64 tensors that are neither positions (they fail later as
@@ -418,7 +418,7 @@ class TorchCalls:
         tensor_arg = find_arg(node, "tensor" if method == api.REGISTER_BUFFER else "default", 1)
         tensor = self.arg_value(node, values, tensor_arg)
         self._consume_args(node, values, Effect.SAFE, "state option", skip=(tensor_arg,))
-        if name_arg is None or not isinstance(name_arg.value, cst.SimpleString) or tensor is None or tensor_arg is None:
+        if name_arg is None or type(name_arg.value) is not cst.SimpleString or tensor is None or tensor_arg is None:
             if tensor is not None and tensor_arg is not None:
                 self.consume(tensor, tensor_arg, Effect.ESCAPES, f"registered with {method}()")
             return UNKNOWN
@@ -432,7 +432,7 @@ class TorchCalls:
             tensor = replace(tensor, buffer=True)
         else:
             reduce_arg = find_arg(node, "dist_reduce_fx", 2)
-            reduce_fx = reduce_arg.value.evaluated_value if reduce_arg and isinstance(reduce_arg.value, cst.SimpleString) else None
+            reduce_fx = reduce_arg.value.evaluated_value if reduce_arg and type(reduce_arg.value) is cst.SimpleString else None
             if reduce_fx == "mean":
                 self.consume(tensor, tensor_arg, Effect.BREAKS, 'synced with dist_reduce_fx="mean"')
             elif public_attribute(key):
@@ -459,7 +459,7 @@ class TorchCalls:
         result = UNKNOWN
         if method in api.INPLACE_SCALE_METHODS or method in api.FILL_METHODS:
             literal = node.args[0].value if node.args else None
-            whole_literal = isinstance(literal, cst.Float) and float(literal.value).is_integer()
+            whole_literal = type(literal) is cst.Float and float(literal.value).is_integer()
             if first.is_integral or whole_literal:  # `fill_(0.0)` is fine on int64, `mul_(0.5)` is not
                 effect, reason = Effect.SAFE, f"updated with .{method}() and a whole number"
             elif first.is_floating:
@@ -567,10 +567,10 @@ class TorchCalls:
         """`x.reshape(n, -1).sum(-1)` (or `.view`, `dim=1`) with `n` a length: one
         value per sample."""
         dim = find_arg(node, "dim", 0)
-        rows = node.func.value if isinstance(node.func, cst.Attribute) else None
+        rows = node.func.value if type(node.func) is cst.Attribute else None
         if dim is None or int_literal(dim.value) not in (-1, 1):
             return False
-        if not (isinstance(rows, cst.Call) and isinstance(rows.func, cst.Attribute)):
+        if not (type(rows) is cst.Call and type(rows.func) is cst.Attribute):
             return False
         if rows.func.attr.value not in ("reshape", "view") or len(rows.args) != 2:
             return False

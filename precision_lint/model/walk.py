@@ -58,11 +58,24 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children)
 
 
+def concrete_types(*bases: type) -> frozenset[type]:
+    """The node classes that are `bases` or derive from them: `type(node) in` this set
+    answers isinstance without its ABC check (libcst's classes are ABCs)."""
+    return frozenset(kind for kind in _NODE_TYPES if issubclass(kind, bases))
+
+
+_STATEMENTS = concrete_types(cst.BaseStatement)
+_HOLD_STATEMENTS = concrete_types(
+    cst.BaseSuite, cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase, cst.If
+)
+
+
 def child_statements(compound: cst.CSTNode) -> Iterator[cst.BaseStatement]:
     """The statements directly inside a compound statement's blocks (`if`, `else`,
     `except`, `finally`, `case`, a def's body), without entering expressions."""
     for child in iter_children(compound):
-        if isinstance(child, cst.BaseStatement):
+        kind = type(child)
+        if kind in _STATEMENTS:
             yield child
-        elif isinstance(child, (cst.BaseSuite, cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase, cst.If)):
+        elif kind in _HOLD_STATEMENTS:
             yield from child_statements(child)

@@ -9,6 +9,7 @@ from typing import Any
 from ..model.imports import absolute_module
 from ..model.semantic import SemanticModel
 from ..model.summaries import Evidence
+from ..source import standard_tree
 from .portable import summary_to_data, value_to_data
 
 # imports that never lead into the project's own modules
@@ -74,7 +75,7 @@ def _imported_names(source: str, package: str) -> tuple[dict[str, str], list[str
     if "import" not in source:
         return {}, []
     try:
-        tree = ast.parse(source)
+        tree = standard_tree(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     exports, stars = {}, set()

@@ -1,0 +1,529 @@
+"""libcst's tree for a module, built from the standard parser's tree.
+
+libcst's parse is most of a cold run (Megatron-LM's kept files: 23 s of CPU, 6x all
+of ruff) and nearly all of it goes to files that end with nothing to report. The
+standard parser reads the same files about ten times faster. This module turns its
+tree into the libcst nodes the model reads (the same node types and fields, in the
+same shape) without whitespace, comments or parentheses, which the model never
+reads. The engine models a module on this tree first, and parses it with libcst only
+when that first pass finds something, since findings and their fixes are placed in
+the concrete tree (engine.py).
+
+A construct whose libcst shape cannot be read off the standard tree exactly (a
+`match` statement, a lone carriage return, a suite after a backslash) makes the
+whole module Unconvertible and it is parsed with libcst. String literals are sliced
+from the source; an implicit concatenation, an f-string or a parenthesized subscript
+tuple is parsed by libcst on its own. tests/test_quick_tree.py holds the tree to
+libcst's, node for node and field for field, on every construct and on generated
+programs; benchmarks/same_findings.py holds the findings to a run without it.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import io
+import tokenize
+import unicodedata
+from functools import lru_cache
+from typing import Any, Callable
+
+import libcst as cst
+
+from .source import standard_tree
+
+
+class Unconvertible(Exception):
+    """The module's libcst shape cannot be read off the standard parser's tree."""
+
+
+class QuickTree:
+    """A module's quick tree, and the source of its calls."""
+
+    def __init__(self, module: cst.Module, builder: "_Builder") -> None:
+        self.module = module
+        self._builder = builder
+
+    def code_of_call(self, node: cst.Call) -> str | None:
+        """`node`'s code as libcst's `code_for_node` gives it in the concrete tree, or
+        None where that cannot be read off the source: where parentheses may
+        surround the call (libcst's code would include them)."""
+        call = self._builder.calls.get(node)
+        if call is None:
+            return None
+        before = self._builder.lines[call.lineno - 1][: call.col_offset].rstrip()
+        if node not in self._builder.bare and (not before or before.endswith(b"(")):
+            return None
+        return self._builder.text(call)
+
+
+def quick_module(source: str) -> QuickTree | None:
+    """The module's tree, or None where libcst must parse it (the standard parser
+    refuses it, or it holds a construct listed above)."""
+    if "\r" in source.replace("\r\n", ""):  # lone CRs: the parsers number lines apart
+        return None
+    if not _identifiers_as_written(source):
+        return None
+    try:
+        tree = standard_tree(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    builder = _Builder(source)
+    try:
+        return QuickTree(builder.module(tree), builder)
+    except (Unconvertible, RecursionError, cst.ParserSyntaxError):
+        return None
+
+
+@lru_cache(maxsize=None)
+def _maker(cls: type) -> Callable[..., Any]:
+    """A constructor for `cls` that skips libcst's validation (the standard parser
+    has validated the code) and shares each default: the fields left at their
+    defaults are whitespace and punctuation, which nothing reads. libcst's own
+    constructor costs several times more."""
+    names = [field.name for field in dataclasses.fields(cls)]
+    namespace: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_cls": cls}
+    for field in dataclasses.fields(cls):
+        if field.default is not dataclasses.MISSING:
+            namespace[f"_d_{field.name}"] = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            namespace[f"_d_{field.name}"] = field.default_factory()
+        else:
+            namespace[f"_d_{field.name}"] = None
+    parameters = ", ".join(f"{name}=_d_{name}" for name in names)
+    settings = "".join(f"    _set(node, {name!r}, {name})\n" for name in names)
+    exec(f"def make({parameters}):\n    node = _new(_cls)\n{settings}    return node\n", namespace)
+    return namespace["make"]
+
+
+def make(cls: type, **fields: Any) -> Any:
+    return _maker(cls)(**fields)
+
+
+class _Makers:
+    """`N.Call(func=..., args=...)`: the constructor of each node class, made on first use."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        maker = _maker(getattr(cst, name))
+        setattr(self, name, maker)
+        return maker
+
+
+N = _Makers()
+
+
+_BINARY = {
+    ast.Add: cst.Add, ast.Sub: cst.Subtract, ast.Mult: cst.Multiply, ast.Div: cst.Divide,
+    ast.FloorDiv: cst.FloorDivide, ast.Mod: cst.Modulo, ast.Pow: cst.Power, ast.LShift: cst.LeftShift,
+    ast.RShift: cst.RightShift, ast.BitOr: cst.BitOr, ast.BitAnd: cst.BitAnd, ast.BitXor: cst.BitXor,
+    ast.MatMult: cst.MatrixMultiply,
+}  # fmt: skip
+_AUGMENTED = {
+    ast.Add: cst.AddAssign, ast.Sub: cst.SubtractAssign, ast.Mult: cst.MultiplyAssign,
+    ast.Div: cst.DivideAssign, ast.FloorDiv: cst.FloorDivideAssign, ast.Mod: cst.ModuloAssign,
+    ast.Pow: cst.PowerAssign, ast.LShift: cst.LeftShiftAssign, ast.RShift: cst.RightShiftAssign,
+    ast.BitOr: cst.BitOrAssign, ast.BitAnd: cst.BitAndAssign, ast.BitXor: cst.BitXorAssign,
+    ast.MatMult: cst.MatrixMultiplyAssign,
+}  # fmt: skip
+_UNARY = {ast.UAdd: cst.Plus, ast.USub: cst.Minus, ast.Invert: cst.BitInvert, ast.Not: cst.Not}
+_BOOLEAN = {ast.And: cst.And, ast.Or: cst.Or}
+_COMPARE = {
+    ast.Eq: cst.Equal, ast.NotEq: cst.NotEqual, ast.Lt: cst.LessThan, ast.LtE: cst.LessThanEqual,
+    ast.Gt: cst.GreaterThan, ast.GtE: cst.GreaterThanEqual, ast.In: cst.In, ast.NotIn: cst.NotIn,
+    ast.Is: cst.Is, ast.IsNot: cst.IsNot,
+}  # fmt: skip
+_CONSTANT_NAMES = {True: "True", False: "False", None: "None"}
+
+
+class _Builder:
+    def __init__(self, source: str) -> None:
+        self.lines = source.encode("utf-8").split(b"\n")  # ast's offsets count UTF-8 bytes
+        self.calls: dict[cst.Call, ast.Call] = {}  # for the source of a call (evidence)
+        self.bare: set[cst.Call] = set()  # calls known to stand in no parentheses of their own
+        self.expressions: dict[type, Callable[[Any], Any]] = {
+            ast.Name: lambda n: N.Name(value=n.id),
+            ast.Attribute: lambda n: N.Attribute(value=self.expr(n.value), attr=N.Name(value=n.attr)),
+            ast.Call: self._call,
+            ast.Constant: self._constant,
+            ast.Subscript: self._subscript,
+            ast.BinOp: lambda n: N.BinaryOperation(
+                left=self.expr(n.left), operator=_op(_BINARY, n.op), right=self.expr(n.right)
+            ),
+            ast.UnaryOp: lambda n: N.UnaryOperation(operator=_op(_UNARY, n.op), expression=self.expr(n.operand)),
+            ast.BoolOp: self._boolean,
+            ast.Compare: self._compare,
+            ast.Tuple: lambda n: N.Tuple(elements=self._elements(n.elts)),
+            ast.List: lambda n: N.List(elements=self._elements(n.elts)),
+            ast.Set: lambda n: N.Set(elements=self._elements(n.elts)),
+            ast.Dict: self._dict,
+            ast.IfExp: lambda n: N.IfExp(test=self.expr(n.test), body=self.expr(n.body), orelse=self.expr(n.orelse)),
+            ast.Lambda: lambda n: N.Lambda(params=self._parameters(n.args), body=self.expr(n.body)),
+            ast.NamedExpr: lambda n: N.NamedExpr(target=self.expr(n.target), value=self.expr(n.value)),
+            ast.Await: lambda n: N.Await(expression=self.expr(n.value)),
+            ast.Yield: lambda n: N.Yield(value=None if n.value is None else self.expr(n.value)),
+            ast.YieldFrom: lambda n: N.Yield(value=N.From(item=self.expr(n.value))),
+            ast.ListComp: lambda n: N.ListComp(elt=self.expr(n.elt), for_in=self._for_in(n.generators)),
+            ast.SetComp: lambda n: N.SetComp(elt=self.expr(n.elt), for_in=self._for_in(n.generators)),
+            ast.GeneratorExp: lambda n: N.GeneratorExp(elt=self.expr(n.elt), for_in=self._for_in(n.generators)),
+            ast.DictComp: lambda n: N.DictComp(
+                key=self.expr(n.key), value=self.expr(n.value), for_in=self._for_in(n.generators)
+            ),
+            ast.JoinedStr: self._fragment,
+            ast.Starred: lambda n: N.StarredElement(value=self.expr(n.value)),
+        }
+        self.statements: dict[type, Callable[[Any], Any]] = {
+            ast.Expr: self._expression_statement,
+            ast.Assign: lambda n: N.Assign(
+                targets=[N.AssignTarget(target=self.expr(t)) for t in n.targets], value=self.expr(n.value)
+            ),
+            ast.AugAssign: lambda n: N.AugAssign(
+                target=self.expr(n.target), operator=_op(_AUGMENTED, n.op), value=self.expr(n.value)
+            ),
+            ast.AnnAssign: lambda n: N.AnnAssign(
+                target=self.expr(n.target), annotation=self._annotation(n.annotation),
+                value=None if n.value is None else self.expr(n.value),
+            ),  # fmt: skip
+            ast.Return: lambda n: N.Return(value=None if n.value is None else self.expr(n.value)),
+            ast.Pass: lambda n: N.Pass(),
+            ast.Break: lambda n: N.Break(),
+            ast.Continue: lambda n: N.Continue(),
+            ast.Raise: lambda n: N.Raise(
+                exc=None if n.exc is None else self.expr(n.exc),
+                cause=None if n.cause is None else N.From(item=self.expr(n.cause)),
+            ),  # fmt: skip
+            ast.Assert: lambda n: N.Assert(test=self.expr(n.test), msg=None if n.msg is None else self.expr(n.msg)),
+            ast.Delete: self._delete,
+            ast.Global: lambda n: N.Global(names=[N.NameItem(name=N.Name(value=x)) for x in n.names]),
+            ast.Nonlocal: lambda n: N.Nonlocal(
+                names=[N.NameItem(name=N.Name(value=x)) for x in n.names]
+            ),
+            ast.Import: lambda n: N.Import(names=[self._alias(a) for a in n.names]),
+            ast.ImportFrom: self._import_from,
+            ast.If: self._if,
+            ast.For: lambda n: self._for(n, None),
+            ast.AsyncFor: lambda n: self._for(n, N.Asynchronous()),
+            ast.While: lambda n: N.While(
+                test=self.expr(n.test), body=self._suite(n.body), orelse=self._else(n.orelse)
+            ),
+            ast.With: lambda n: self._with(n, None),
+            ast.AsyncWith: lambda n: self._with(n, N.Asynchronous()),
+            ast.Try: lambda n: self._try(n, cst.Try, cst.ExceptHandler),
+            ast.TryStar: lambda n: self._try(n, cst.TryStar, cst.ExceptStarHandler),
+            ast.FunctionDef: lambda n: self._function(n, None),
+            ast.AsyncFunctionDef: lambda n: self._function(n, N.Asynchronous()),
+            ast.ClassDef: self._class,
+        }
+
+    # -- the source --------------------------------------------------------------
+
+    def text(self, node: ast.AST) -> str:
+        """The source of `node` (without the parentheses around it)."""
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return self.lines[first][node.col_offset : node.end_col_offset].decode("utf-8")
+        pieces = [self.lines[first][node.col_offset :], *self.lines[first + 1 : last], self.lines[last][: node.end_col_offset]]
+        return b"\n".join(pieces).decode("utf-8")
+
+    def _fragment(self, node: ast.expr) -> cst.BaseExpression:
+        """libcst's own node for one expression, parsed from its source (inside
+        parentheses, which may span lines)."""
+        return cst.parse_expression(f"({self.text(node)})")
+
+    # -- statements --------------------------------------------------------------
+
+    def module(self, tree: ast.Module) -> cst.Module:
+        return N.Module(body=self._block(tree.body))
+
+    def _block(self, statements: list[ast.stmt]) -> list[cst.BaseStatement]:
+        """Statements one to a line; simple statements joined by `;` share a line."""
+        body: list[cst.BaseStatement] = []
+        line: list[cst.BaseSmallStatement] = []
+        previous: ast.stmt | None = None
+        for statement in statements:
+            convert = self.statements.get(type(statement))
+            if convert is None:
+                raise Unconvertible(type(statement).__name__)  # `match`
+            node = convert(statement)
+            if isinstance(node, cst.BaseSmallStatement):
+                if line and previous is not None and previous.end_lineno == statement.lineno:
+                    line.append(node)
+                else:
+                    line = [node]
+                    body.append(N.SimpleStatementLine(body=line))
+            else:
+                line = []
+                body.append(node)
+            previous = statement
+        return body
+
+    def _suite(self, statements: list[ast.stmt]) -> cst.BaseSuite:
+        """An indented block, or the simple statements after a header's colon on its
+        line (`if done: return`)."""
+        first = statements[0]
+        before = self.lines[first.lineno - 1][: first.col_offset]
+        if before.strip():
+            small = [self.statements[type(s)](s) for s in statements]
+            if not all(isinstance(s, cst.BaseSmallStatement) for s in small):
+                raise Unconvertible("compound statement in a one-line suite")
+            return N.SimpleStatementSuite(body=small)
+        if first.lineno >= 2 and self.lines[first.lineno - 2].rstrip().endswith(b"\\"):
+            raise Unconvertible("a suite after a line continuation")
+        return N.IndentedBlock(body=self._block(statements))
+
+    def _else(self, statements: list[ast.stmt]) -> cst.Else | None:
+        return N.Else(body=self._suite(statements)) if statements else None
+
+    def _expression_statement(self, node: ast.Expr) -> cst.Expr:
+        value = self.expr(node.value)
+        if isinstance(node.value, ast.Call) and node.value.col_offset == node.col_offset:
+            self.bare.add(value)  # `model.half()` alone on its line
+        return N.Expr(value=value)
+
+    def _if(self, node: ast.If) -> cst.If:
+        orelse: cst.If | cst.Else | None = None
+        if node.orelse:
+            first = node.orelse[0]
+            is_elif = (
+                len(node.orelse) == 1 and isinstance(first, ast.If)
+                and self.lines[first.lineno - 1][first.col_offset :].startswith(b"elif")
+            )  # fmt: skip
+            orelse = self._if(first) if is_elif else self._else(node.orelse)
+        return N.If(test=self.expr(node.test), body=self._suite(node.body), orelse=orelse)
+
+    def _for(self, node: ast.For | ast.AsyncFor, asynchronous: cst.Asynchronous | None) -> cst.For:
+        return N.For(
+            target=self.expr(node.target), iter=self.expr(node.iter), body=self._suite(node.body),
+            orelse=self._else(node.orelse), asynchronous=asynchronous,
+        )  # fmt: skip
+
+    def _with(self, node: ast.With | ast.AsyncWith, asynchronous: cst.Asynchronous | None) -> cst.With:
+        items = [
+            N.WithItem(item=self.expr(item.context_expr),
+                 asname=None if item.optional_vars is None else N.AsName(name=self.expr(item.optional_vars)))
+            for item in node.items
+        ]  # fmt: skip
+        return N.With(items=items, body=self._suite(node.body), asynchronous=asynchronous)
+
+    def _try(self, node: ast.Try, kind: type, handler_kind: type) -> cst.BaseCompoundStatement:
+        handlers = [
+            make(handler_kind, body=self._suite(h.body), type=None if h.type is None else self.expr(h.type),
+                 name=None if h.name is None else N.AsName(name=N.Name(value=h.name)))
+            for h in node.handlers
+        ]  # fmt: skip
+        final = N.Finally(body=self._suite(node.finalbody)) if node.finalbody else None
+        return make(kind, body=self._suite(node.body), handlers=handlers, orelse=self._else(node.orelse), finalbody=final)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, asynchronous: cst.Asynchronous | None) -> cst.FunctionDef:
+        return N.FunctionDef(
+            name=N.Name(value=node.name), params=self._parameters(node.args),
+            body=self._suite(node.body), decorators=self._decorators(node.decorator_list),
+            returns=None if node.returns is None else self._annotation(node.returns), asynchronous=asynchronous,
+        )  # fmt: skip
+
+    def _class(self, node: ast.ClassDef) -> cst.ClassDef:
+        bases = [self._argument(b) for b in node.bases]
+        keywords = [self._keyword(k) for k in node.keywords]
+        return N.ClassDef(
+            name=N.Name(value=node.name), body=self._suite(node.body), bases=bases,
+            keywords=keywords, decorators=self._decorators(node.decorator_list),
+        )  # fmt: skip
+
+    def _decorators(self, decorators: list[ast.expr]) -> list[cst.Decorator]:
+        return [N.Decorator(decorator=self.expr(d)) for d in decorators]
+
+    def _annotation(self, node: ast.expr) -> cst.Annotation:
+        return N.Annotation(annotation=self.expr(node))
+
+    def _delete(self, node: ast.Delete) -> cst.Del:
+        targets = [self.expr(t) for t in node.targets]
+        if len(targets) == 1:
+            return N.Del(target=targets[0])
+        return N.Del(target=N.Tuple(elements=[N.Element(value=t) for t in targets]))
+
+    def _alias(self, alias: ast.alias) -> cst.ImportAlias:
+        asname = None if alias.asname is None else N.AsName(name=N.Name(value=alias.asname))
+        return N.ImportAlias(name=_dotted(alias.name), asname=asname)
+
+    def _import_from(self, node: ast.ImportFrom) -> cst.ImportFrom:
+        if len(node.names) == 1 and node.names[0].name == "*":
+            names: Any = N.ImportStar()
+        else:
+            names = [self._alias(a) for a in node.names]
+        module = None if node.module is None else _dotted(node.module)
+        return N.ImportFrom(module=module, names=names, relative=[N.Dot() for _ in range(node.level)])
+
+    # -- expressions -------------------------------------------------------------
+
+    def expr(self, node: ast.expr) -> Any:
+        convert = self.expressions.get(type(node))
+        if convert is None:
+            raise Unconvertible(type(node).__name__)
+        return convert(node)
+
+    def _constant(self, node: ast.Constant) -> cst.BaseExpression:
+        value = node.value
+        if value is None or value is True or value is False:
+            return N.Name(value=_CONSTANT_NAMES[value])
+        if value is Ellipsis:
+            return N.Ellipsis()
+        if isinstance(value, (str, bytes)):
+            text = self.text(node)
+            return N.SimpleString(value=text) if _one_string(text) else self._fragment(node)
+        kind = cst.Integer if isinstance(value, int) else cst.Float if isinstance(value, float) else cst.Imaginary
+        return make(kind, value=self.text(node))
+
+    def _call(self, node: ast.Call) -> cst.Call:
+        args = [(a.lineno, a.col_offset, self._argument(a)) for a in node.args]
+        args += [(k.lineno, k.col_offset, self._keyword(k)) for k in node.keywords]
+        if node.keywords and node.args:
+            args.sort(key=lambda entry: (entry[0], entry[1]))  # `f(x=1, *rest)` keeps its order
+        made = N.Call(func=self.expr(node.func), args=[a for _, _, a in args])
+        self.calls[made] = node
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Call) and args[0][2].value is not None and self._between(node.func, first).strip() == "(":
+            self.bare.add(args[0][2].value)  # `wrap(model.half())`: the only parenthesis is the call's
+        return made
+
+    def _between(self, before: ast.AST, after: ast.AST) -> str:
+        """The source from the end of `before` to the start of `after`."""
+        if before.end_lineno == after.lineno:
+            return self.lines[after.lineno - 1][before.end_col_offset : after.col_offset].decode("utf-8")
+        return "#"  # across lines: comments may stand between, which are not read
+
+    def _argument(self, node: ast.expr) -> cst.Arg:
+        if isinstance(node, ast.Starred):
+            return N.Arg(value=self.expr(node.value), star="*")
+        return N.Arg(value=self.expr(node), star="")
+
+    def _keyword(self, node: ast.keyword) -> cst.Arg:
+        if node.arg is None:
+            return N.Arg(value=self.expr(node.value), star="**")
+        return N.Arg(value=self.expr(node.value), keyword=N.Name(value=node.arg), star="")
+
+    def _subscript(self, node: ast.Subscript) -> cst.BaseExpression:
+        index = node.slice
+        if isinstance(index, ast.Tuple):
+            if self.text(index).startswith("("):  # `x[(a, b)]` is one element; `x[(a), b]` two
+                return self._fragment(node)
+            parts = [self._slice_part(e) for e in index.elts]
+        else:
+            parts = [self._slice_part(index)]
+        return N.Subscript(value=self.expr(node.value), slice=[N.SubscriptElement(slice=p) for p in parts])
+
+    def _slice_part(self, node: ast.expr) -> cst.BaseSlice:
+        if isinstance(node, ast.Slice):
+            return N.Slice(
+                lower=None if node.lower is None else self.expr(node.lower),
+                upper=None if node.upper is None else self.expr(node.upper),
+                step=None if node.step is None else self.expr(node.step),
+            )  # fmt: skip
+        if isinstance(node, ast.Starred):
+            raise Unconvertible("a starred subscript")
+        return N.Index(value=self.expr(node))
+
+    def _boolean(self, node: ast.BoolOp) -> cst.BooleanOperation:
+        operator = _op(_BOOLEAN, node.op)
+        left = self.expr(node.values[0])
+        for value in node.values[1:]:  # `a and b and c` is ((a and b) and c)
+            left = N.BooleanOperation(left=left, operator=operator, right=self.expr(value))
+        return left
+
+    def _compare(self, node: ast.Compare) -> cst.Comparison:
+        targets = [
+            N.ComparisonTarget(operator=_op(_COMPARE, op), comparator=self.expr(c))
+            for op, c in zip(node.ops, node.comparators)
+        ]  # fmt: skip
+        return N.Comparison(left=self.expr(node.left), comparisons=targets)
+
+    def _elements(self, nodes: list[ast.expr]) -> list[cst.BaseElement]:
+        return [self.expr(n) if isinstance(n, ast.Starred) else N.Element(value=self.expr(n)) for n in nodes]
+
+    def _dict(self, node: ast.Dict) -> cst.Dict:
+        elements = [
+            N.StarredDictElement(value=self.expr(v)) if k is None
+            else N.DictElement(key=self.expr(k), value=self.expr(v))
+            for k, v in zip(node.keys, node.values)
+        ]  # fmt: skip
+        return N.Dict(elements=elements)
+
+    def _for_in(self, generators: list[ast.comprehension]) -> cst.CompFor:
+        inner = None
+        for generator in reversed(generators):
+            inner = N.CompFor(
+                target=self.expr(generator.target), iter=self.expr(generator.iter),
+                ifs=[N.CompIf(test=self.expr(t)) for t in generator.ifs], inner_for_in=inner,
+                asynchronous=N.Asynchronous() if generator.is_async else None,
+            )  # fmt: skip
+        return inner
+
+    def _parameters(self, arguments: ast.arguments) -> cst.Parameters:
+        positional = arguments.posonlyargs + arguments.args
+        defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+        made = [self._param(a, d, "") for a, d in zip(positional, defaults)]
+        split = len(arguments.posonlyargs)
+        if arguments.vararg is not None:
+            star_arg: Any = self._param(arguments.vararg, None, "*")
+        elif arguments.kwonlyargs:
+            star_arg = N.ParamStar()
+        else:
+            star_arg = cst.MaybeSentinel.DEFAULT
+        return N.Parameters(
+            params=made[split:], posonly_params=made[:split],
+            posonly_ind=N.ParamSlash() if split else cst.MaybeSentinel.DEFAULT, star_arg=star_arg,
+            kwonly_params=[self._param(a, d, "") for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)],
+            star_kwarg=None if arguments.kwarg is None else self._param(arguments.kwarg, None, "**"),
+        )  # fmt: skip
+
+    def _param(self, argument: ast.arg, default: ast.expr | None, star: str) -> cst.Param:
+        return N.Param(
+            name=N.Name(value=argument.arg), star=star,
+            annotation=None if argument.annotation is None else self._annotation(argument.annotation),
+            default=None if default is None else self.expr(default),
+        )  # fmt: skip
+
+
+def _identifiers_as_written(source: str) -> bool:
+    """Whether the standard parser spells every identifier as written: it
+    NFKC-normalizes them (`Ĳ` reads as `IJ`), libcst keeps them. Only a module that
+    is not NFKC-normalized can differ; its names are read off its tokens (rare, and
+    slower)."""
+    if source.isascii() or unicodedata.is_normalized("NFKC", source):
+        return True
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return all(unicodedata.is_normalized("NFKC", t.string) for t in tokens if t.type == tokenize.NAME)
+
+
+def _op(table: dict[type, type], op: ast.AST) -> Any:
+    return make(table[type(op)])
+
+
+def _dotted(name: str) -> cst.Name | cst.Attribute:
+    parts = name.split(".")
+    node: Any = N.Name(value=parts[0])
+    for part in parts[1:]:
+        node = N.Attribute(value=node, attr=N.Name(value=part))
+    return node
+
+
+def _one_string(text: str) -> bool:
+    """Whether `text` is one string literal (not `"a" "b"`, which libcst keeps as a
+    concatenation of two)."""
+    start = 0
+    while start < len(text) and text[start] not in "'\"":
+        start += 1
+    quote = text[start : start + 3] if text[start : start + 3] in ('"""', "'''") else text[start : start + 1]
+    if not quote:
+        return False
+    at = start + len(quote)
+    while True:
+        end = text.find(quote, at)
+        if end < 0:
+            return False
+        backslashes = 0
+        while end - 1 - backslashes >= at and text[end - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return end + len(quote) == len(text)
+        at = end + 1

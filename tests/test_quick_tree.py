@@ -1,0 +1,260 @@
+"""The quick tree (precision_lint/quick_tree.py) is libcst's tree without its layout:
+held node for node and field for field to libcst's parse, on every construct and on
+generated programs, and the findings of a check are the same with and without it."""
+from __future__ import annotations
+
+import sys
+import textwrap
+import warnings
+
+import hypothesmith
+import libcst as cst
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from conftest import REPO
+
+from precision_lint import speedups
+from precision_lint.engine import check_module, check_source
+from precision_lint.model.walk import walk
+from precision_lint.quick_tree import quick_module
+from precision_lint.registry import all_rules
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from same_tree import differences  # noqa: E402
+
+CODES = frozenset(rule.code for rule in all_rules())
+
+CONSTRUCTS = {
+    "statements": """
+        import os, a.b.c as d
+        from . import x
+        from ..pkg.mod import (y as z, w)
+        from m import *
+        x = y = 1; z += 2
+        a: int = 3
+        b: "list[int]"
+        del a, b[0]
+        del (c)
+        global g
+        assert x, "message"
+        raise ValueError("v") from None
+        raise
+        pass
+    """,
+    "compound": """
+        @decorator(1)
+        @other.name
+        async def f(a, /, b: int = 1, *args, c, d=2, **kwargs) -> "T":
+            '''doc'''
+            async with open(x) as (p, q), y:
+                await z
+            async for i in range(3):
+                yield i
+            yield from g()
+            nonlocal_name = lambda u, *v, w=1, **k: u
+            return
+        def g(*, only): return only
+        def h(a, b=1, /, c=2): pass
+        class C(Base, *mixins, metaclass=Meta, **options):
+            x: int
+            def method(self): pass
+        class D: pass
+        if a:
+            pass
+        elif b:
+            pass
+        else:
+            if c:
+                pass
+        if a: x = 1; y = 2
+        else: z = 3
+        for i, *rest in items:
+            continue
+        else:
+            break
+        while True:
+            break
+        else:
+            pass
+        try:
+            pass
+        except (A, B) as error:
+            pass
+        except C:
+            pass
+        else:
+            pass
+        finally:
+            pass
+        try: pass
+        finally: pass
+        try:
+            pass
+        except* ValueError:
+            pass
+        with a, b as c: pass
+    """,
+    "expressions": """
+        x = (a + b) * c ** -d // e % f @ g << h >> i | j & k ^ ~l
+        y = not a and b or c and d and e
+        z = a < b <= c == d != e > f >= g in h not in i is j is not k
+        w = f(a, *b, c=1, **d)
+        v = f(c=1, *b)
+        u = f(x for x in y if x if not x)
+        t = [x async for x in y] if p else {k: v for k, v in d.items()} or {s for s in t}
+        s = {**a, "b": 1, **c}, {1, 2}, [*a, b], (), (1,), [], {}
+        r = a[1], a[1:2], a[::3], a[1:2, ::3], a[1, 2], a[(1, 2)], a[(1), 2], a[()], a[x,]
+        q = x if y else z
+        p = (n := 10)
+        o = 1_000 + 0x10 + 1e9 + 2j + 1.5 + True + False + None + ...
+        n = "a" "b" f"c{d!r:>{width}}" 'e' u"h" r"\\"" '''i"''' \"\"\"j'\"\"\"
+        n2 = b"f" rb'g', b"h", rb'\\'', f"{x}"
+        m = f"{x=}" + f"{'nested'}"
+        l = ("multi"
+             "line")
+        k = lambda: (yield)
+        j = a.b.c(d)[e].f
+        i = -1, +2, ~3
+        h = "\\\\"
+    """,
+    "unicode": """
+        naïve = "çà"; other = f(naïve, "日本語")
+        x = {"ключ": naïve}["ключ"]
+    """,
+    "semicolons": "a = 1; b = 2;\nc = 3\nif x: d = 4; e = 5\n",
+    "crlf": "import torch\r\nx = torch.zeros(3)\r\nif x:\r\n    y = 1\r\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTS))
+def test_the_quick_tree_has_libcsts_shape(name):
+    source = textwrap.dedent(CONSTRUCTS[name]).lstrip("\n")
+    quick = quick_module(source)
+    assert quick is not None
+    assert differences(quick.module, cst.parse_module(source)) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "match x:\n    case 1:\n        pass\n",  # no conversion of `match`
+        "x = 1\ry = 2\n",  # a lone carriage return
+        "if x: \\\n    pass\n",  # a suite after a line continuation
+        "x = a[*b]\n",  # a starred subscript
+        "def f(:\n",  # the standard parser refuses it
+    ],
+)
+def test_what_the_quick_tree_cannot_read_is_left_to_libcst(source):
+    assert quick_module(source) is None
+
+
+def test_the_comparison_sees_a_difference():
+    # the check cannot pass by comparing nothing
+    real = cst.parse_module("x = f(a, b)\n")
+    assert differences(cst.parse_module("x = f(a, c)\n"), real) == ["module.body[0].body[0].value.args[1].value.value: 'c' against libcst's 'b'"]
+    assert differences(cst.parse_module("x = f(a)\n"), real)
+    assert differences(cst.parse_module("x = f(a, b)  # layout only\n"), real) == []
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_grammar())
+def test_generated_programs_have_libcsts_shape(program):
+    try:
+        real = cst.parse_module(program)
+    except Exception:
+        return  # libcst refuses it: the engine reports it as a syntax error
+    quick = quick_module(program)
+    if quick is not None:
+        assert differences(quick.module, real) == []
+
+
+@settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_node())
+def test_programs_from_libcst_nodes_have_libcsts_shape(program):
+    quick = quick_module(program)
+    if quick is not None:
+        assert differences(quick.module, cst.parse_module(program)) == []
+
+
+def test_the_call_code_is_libcsts():
+    source = (
+        "import torch\nmodel = build()\nmodel.half()\nwrap(model.bfloat16())\ny = (model.half())\n"
+        "z = model.to(\n    torch.bfloat16)\nwrap((model.float()))\n(\n    model.double())\n"
+    )
+    quick = quick_module(source)
+    codes = [quick.code_of_call(node) for node in walk(quick.module) if isinstance(node, cst.Call)]
+    assert codes == [
+        "build()",
+        "model.half()",
+        "wrap(model.bfloat16())",
+        "model.bfloat16()",  # the call's own parenthesis is the only one before it
+        None,  # in parentheses, which libcst's code of the call holds
+        "model.to(\n    torch.bfloat16)",
+        "wrap((model.float()))",
+        None,  # `wrap((`: in parentheses
+        None,  # at the start of a line: what ends the line before is not read
+    ]
+
+
+def _switched(monkeypatch, on: bool):
+    monkeypatch.setattr(speedups, "_OFF", frozenset() if on else frozenset({"quick"}))
+
+
+def _fixture_sources():
+    return [path for path in sorted((REPO / "tests" / "fixtures").rglob("*.py")) if path.stat().st_size < 200_000]
+
+
+def test_findings_are_the_same_without_the_quick_tree(monkeypatch):
+    paths = _fixture_sources()
+    assert len(paths) > 50
+    with_findings = 0
+    for path in paths:
+        source = path.read_text(encoding="utf-8", errors="replace")
+        _switched(monkeypatch, True)
+        quick = check_source(source, str(path), CODES)
+        _switched(monkeypatch, False)
+        concrete = check_source(source, str(path), CODES)
+        assert quick == concrete, path
+        with_findings += bool(concrete)
+    assert with_findings > 20  # the comparison covers files that report something
+
+
+def test_evidence_read_on_the_quick_tree_is_libcsts(monkeypatch):
+    source = "import torch\nmodel = Net()\nmodel.half()\nscaler = torch.cuda.amp.GradScaler(\n    init_scale=2.0)\n"
+    results = []
+    for on in (True, False):
+        _switched(monkeypatch, on)
+        results.append(check_module(source, "pkg/train.py", CODES, summary_only=True).summary)
+    assert results[0]["evidence"], "the module shows evidence"
+    assert results[0] == results[1]
+
+
+def test_identifiers_keep_their_spelling():
+    # the standard parser reads `AĲ` as `AIJ`; libcst keeps what is written
+    for source in ("globalmatch, AĲ\n", "x.AĲ = 1\n", "def ﬁnd(): pass\n", "import ﬁle\n"):
+        assert quick_module(source) is None, source
+    # text that is not NFKC-normalized outside the names changes nothing
+    source = "x = '，Ĳ'  # ﬁ\nnaïve = x\n"
+    assert differences(quick_module(source).module, cst.parse_module(source)) == []
+
+
+def test_reading_the_code_prints_no_warning():
+    # Python 3.12 warns of an invalid escape when it parses one; the user's code is not ours to warn about
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert quick_module('import torch\npattern = "\\d+"\nsame = x is 1\n') is not None
+    assert caught == []
+
+
+def test_exact_type_checks_name_classes_without_subclasses():
+    # the model tests `type(node) is cst.Name` (isinstance on libcst's ABCs is slow),
+    # which is isinstance only for a class nothing derives from
+    import re
+
+    named = set()
+    for path in [*(REPO / "precision_lint" / "model").glob("*.py"), *(REPO / "rules").glob("*.py")]:
+        for test in re.findall(r"type\([^)]*\) (?:is not|is|not in|in) \(?((?:cst\.\w+(?:, )?)+)", path.read_text()):
+            named.update(re.findall(r"cst\.(\w+)", test))
+    assert len(named) > 30
+    assert [name for name in sorted(named) if getattr(cst, name).__subclasses__()] == []
