@@ -26,7 +26,7 @@ from .quick_tree import QuickTree, quick_module
 from .registry import all_rules
 from .rule import Finding, NodeEdit, Rule
 from .source import LineIndex
-from .suppression import noqa_by_line
+from .suppression import may_name_our_codes, noqa_by_line
 
 # A file with none of these cannot create a torch tensor, count with one, make an
 # int32 NumPy total or show the precision the model runs in (`model.bfloat16()`, an
@@ -90,21 +90,24 @@ def check_module(
     project: dict | None = None,
     summary_only: bool = False,
     called: bool = False,
+    try_quick: bool = True,
 ) -> ModuleResult:
     """Unsettled findings (see conditions.py), the module's summary and what it asked
     the project. `summary_only`: build the model for the summary, run no rule;
-    `called`: do so even without the prefilter's words (see needs_parse)."""
+    `called`: do so even without the prefilter's words (see needs_parse); `try_quick`:
+    model it on the quick tree first (False where findings are expected)."""
     identity = identity or identify(filename)
     if not needs_parse(source, codes, summary_only, called):
         return ModuleResult([], summary=exports_summary(source, identity.name, identity.package, filename))
     if "\0" in source:  # Python refuses the file; libcst would parse it (and the model trip on it)
         return ModuleResult([syntax_error(filename, source, None)])
-    quick = quick_module(source) if speedups.enabled("quick") else None
+    quick = quick_module(source) if try_quick and speedups.enabled("quick") else None
     if quick is not None:  # most modules end with nothing to report: model them on the quick tree
         try:
             return check_parsed(source, quick.module, filename, codes, identity, project, summary_only, called, quick)
         except _NeedsConcreteTree:
             pass  # something to report: parse with libcst, where findings are placed
+        quick = None  # not kept alongside libcst's tree (memory of a long module)
     try:
         module = parse_module(source)  # a long module in pieces (parsing.py)
     except cst.ParserSyntaxError as error:
@@ -136,7 +139,8 @@ def check_parsed(
     failed: list[Diagnostic] = []
     if (model_rules or summary_only) and (called or _MAY_HOLD_HAZARD.search(source)):
         found, failed = _model_diagnostics(module, source, filename, model_rules, identity, project, result, quick)
-    directives = noqa_by_line(source) if suppression_rules or found else {}
+    # without findings, only a directive naming one of our codes can be reported (unused)
+    directives = noqa_by_line(source) if found or (suppression_rules and may_name_our_codes(source)) else {}
     kept: list[Diagnostic] = []
     used: dict[int, set[str]] = {}
     for diagnostic in found:

@@ -56,6 +56,9 @@ class Job:
     data: bytes | None = None
     # the slice of the project index the file may ask (project/index.py)
     project: dict | None = None
+    # a check again of a file that had findings: parse it with libcst straight away
+    # (the quick tree's first pass would only find them again; engine.py)
+    concrete: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,10 @@ def _run_job(job: Job) -> FileReport:
         if over is not None:
             return FileReport(job.path, [over])
     if job.mode in ("check", "summary", "callee"):
-        result = check_module(source.text, job.path, job.codes, project=job.project, summary_only=summary_only, called=called)
+        result = check_module(
+            source.text, job.path, job.codes, project=job.project, summary_only=summary_only, called=called,
+            try_quick=not job.concrete,
+        )  # fmt: skip
         forget_positions()
         return FileReport(
             job.path, result.diagnostics, digest=source.digest, summary=result.summary, dependencies=result.dependencies

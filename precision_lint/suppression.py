@@ -15,6 +15,9 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _CANDIDATE = re.compile(r"#[^\r\n]*noqa", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 OUR_PREFIX = "PH"
+# a comment line whose noqa may name one of this tool's codes (codes are read
+# case-blind, `ph001` is PH001)
+_OURS_CANDIDATE = re.compile(r"#[^\r\n]*noqa[^\r\n]*ph[0-9]", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,12 @@ def noqa_by_line(source: str) -> dict[int, Noqa]:
             trailing_text=bool(token.string[match.end() :].strip()),
         )
     return directives
+
+
+def may_name_our_codes(source: str) -> bool:
+    """False where no noqa directive in `source` can name one of this tool's codes:
+    then none can go unused, and a file without findings need not be tokenized."""
+    return _OURS_CANDIDATE.search(source) is not None
 
 
 def physical_lines(source: str) -> list[str]:

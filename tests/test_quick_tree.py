@@ -258,3 +258,31 @@ def test_exact_type_checks_name_classes_without_subclasses():
             named.update(re.findall(r"cst\.(\w+)", test))
     assert len(named) > 30
     assert [name for name in sorted(named) if getattr(cst, name).__subclasses__()] == []
+
+
+def test_a_file_checked_again_with_findings_goes_to_libcst_at_once(tmp_path, monkeypatch):
+    from precision_lint.project.analysis import run_project
+    from precision_lint.runner import Job, run_jobs
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("def count(x):\n    return (x > 0).sum()\n")
+    (package / "user.py").write_text(
+        "import torch\nfrom pkg.helper import count\n\n\ndef f(x):\n"
+        "    total = torch.zeros(1)\n    total += (x > 0).sum()\n"  # found in the first round
+        "    other = torch.zeros(1)\n    other += count(x)\n"  # found once the helper's summary is known
+        "    return total, other\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    batches = []
+
+    def runner(jobs):
+        batches.append([(job.path, job.concrete) for job in jobs])
+        return run_jobs(jobs)
+
+    jobs = [Job(path, CODES) for path in ("pkg/__init__.py", "pkg/helper.py", "pkg/user.py")]
+    (_, _, user) = run_project(jobs, runner=runner)
+    assert sorted(d.location.row for d in user.diagnostics) == [6, 8]
+    assert all(not concrete for _, concrete in batches[0])
+    assert ("pkg/user.py", True) in batches[-1]  # checked again, with a finding from before

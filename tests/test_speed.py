@@ -170,6 +170,21 @@ def test_noqa_directives_are_still_read():
     assert list(directives) == [2] and directives[2].codes == ("PH001",)
 
 
+def test_a_file_without_findings_whose_noqa_names_no_code_of_ours_is_not_tokenized(monkeypatch):
+    import tokenize
+
+    everything = frozenset(rule.code for rule in all_rules())
+    source = "import torch\nx = torch.zeros(3)  # noqa: E501\ny = 1  # noqa\n"
+    monkeypatch.setattr(tokenize, "generate_tokens", lambda *args: (_ for _ in ()).throw(AssertionError("tokenized")))
+    assert check_source(source, "a.py", everything) == []
+
+
+def test_an_unused_noqa_of_ours_is_still_reported_in_any_case():
+    everything = frozenset(rule.code for rule in all_rules())
+    found = check_source("import torch\nx = torch.zeros(3)  # noqa: ph001\n", "a.py", everything)
+    assert [(d.code, d.location.row) for d in found] == [("PH100", 2)]
+
+
 # -- garbage collection ------------------------------------------------------------------
 def test_collection_is_paused_while_a_file_is_checked(tmp_path, monkeypatch):
     from precision_lint import runner

@@ -83,7 +83,10 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
         stale = [i for i, report in enumerate(reports) if _is_stale(report, index)]
         if not stale:
             break
-        again = runner([replace(jobs[i], project=index.slice_for(reports[i].dependencies)) for i in stale])
+        again = runner([
+            replace(jobs[i], project=index.slice_for(reports[i].dependencies), concrete=bool(reports[i].diagnostics))
+            for i in stale
+        ])  # fmt: skip
         for i, report in zip(stale, again):
             if jobs[i].mode == "fix":  # the first round's fixes are written: keep them listed
                 report = replace(report, fixed=reports[i].fixed + report.fixed)
