@@ -256,3 +256,18 @@ def test_star_imports_re_export_and_connect_modules(tmp_path):
     assert index.locate("pkg.count_valid")[1] == "pkg.core.count_valid"
     assert index.locate("pkg.missing") is None
     assert index.imports.run_together("pkg/core.py", "train.py")
+
+
+def test_packages_that_star_import_one_another_are_searched_once_each(monkeypatch):
+    # every module star-imports every other (fairseq's packages do, in part): a search
+    # that re-entered each module by every path took minutes; each is read once a name
+    names = [f"pkg.m{i}" for i in range(12)]
+    modules = [_module(name) | {"star_imports": [other for other in names if other != name]} for name in names]
+    modules[-1]["functions"] = {"pkg.m11.count_valid": _function(["labels"], COUNT)}
+    index = ProjectIndex(modules)
+    reads = []
+    find = index._find_owner
+    monkeypatch.setattr(index, "_find_owner", lambda *args, **kwargs: reads.append(args[0]) or find(*args, **kwargs))
+    assert index.locate("pkg.m0.count_valid")[1] == "pkg.m11.count_valid"  # the nearest that defines it
+    assert index.locate("pkg.m0.missing") is None
+    assert len(reads) <= 2 * (len(names) + 1)

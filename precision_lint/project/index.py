@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import deque
 from typing import Any, Iterable
 
 from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_arguments_from, join_bindings
@@ -40,6 +41,7 @@ class ProjectIndex:
         self.imports = ImportGraph(everything, self.modules, self.module_of)
         self._params: dict[str, list[dict[str, Value]]] | None = None
         self._opaque: set[str] = set()
+        self._owners: dict[str, tuple[dict[str, Any], str] | None] = {}  # _owner's answers
 
     # -- names -------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, str, Any] | None:
@@ -62,9 +64,14 @@ class ProjectIndex:
             return None
         return found[0]["path"]
 
-    def _owner(self, qualified: str, hops: int = 0) -> tuple[dict[str, Any], str] | None:
-        """The summary of the module that holds a project name, following re-exports,
-        and the name's canonical spelling there."""
+    def _owner(self, qualified: str) -> tuple[dict[str, Any], str] | None:
+        """The summary of the module that holds a project name, following re-exports
+        and star imports, and the name's canonical spelling there."""
+        if qualified not in self._owners:
+            self._owners[qualified] = self._find_owner(qualified, 0, stars=True)
+        return self._owners[qualified]
+
+    def _find_owner(self, qualified: str, hops: int, stars: bool) -> tuple[dict[str, Any], str] | None:
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             data = self.modules.get(".".join(parts[:cut]))
@@ -74,12 +81,32 @@ class ProjectIndex:
                 return data, qualified
             target = data["exports"].get(parts[cut])
             if target is not None and hops < _MAX_HOPS:
-                return self._owner(".".join([target, *parts[cut + 1 :]]), hops + 1)
-            for star in data.get("star_imports", ()) if hops < _MAX_HOPS else ():  # `from .core import *`
-                found = self._owner(".".join([star, *parts[cut:]]), hops + 1)
-                if found is not None and (found[1] in found[0]["functions"] or found[1] in found[0]["classes"]):
+                return self._find_owner(".".join([target, *parts[cut + 1 :]]), hops + 1, stars)
+            if stars and hops < _MAX_HOPS and data.get("star_imports"):  # `from .core import *`
+                found = self._through_stars(data["star_imports"], parts[cut:], hops + 1)
+                if found is not None:
                     return found
             return data, qualified
+        return None
+
+    def _through_stars(self, stars: list[str], rest: list[str], hops: int) -> tuple[dict[str, Any], str] | None:
+        """The module that a chain of star imports brings `rest` from: the nearest
+        that defines it, breadth first, each module once (packages that star-import
+        one another made a depth-first search exponential: 5.8 million calls for
+        fairseq's 12,806 names)."""
+        queue = deque((star, hops) for star in stars)
+        seen = set(stars)
+        while queue:
+            module, depth = queue.popleft()
+            found = self._find_owner(".".join([module, *rest]), depth, stars=False)
+            if found is not None and (found[1] in found[0]["functions"] or found[1] in found[0]["classes"]):
+                return found
+            data = self.modules.get(module)
+            if data is not None and depth < _MAX_HOPS:
+                for star in data.get("star_imports", ()):
+                    if star not in seen:
+                        seen.add(star)
+                        queue.append((star, depth + 1))
         return None
 
     def module_of(self, canonical: str) -> str | None:
