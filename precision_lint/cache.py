@@ -172,6 +172,13 @@ class ResultCache:
             return None
         return FileReport(job.path, diagnostics, digest=digest, summary=summary, dependencies=dependencies)
 
+    def had_findings(self, job) -> bool:
+        """Whether the cached report of an earlier version of the file (the file has
+        changed since) had diagnostics: then it likely has them still, and is parsed
+        with libcst straight away (engine.py)."""
+        entry = self.store.get(_job_key(job))
+        return isinstance(entry, dict) and bool(entry.get("diagnostics"))
+
     def put_report(self, job, report) -> None:
         if report.digest is None or report.failed:  # a failure is never cached: the next run tries again
             return

@@ -4,12 +4,14 @@ place and suppress the findings, and summarize the module for the index."""
 from __future__ import annotations
 
 import ast
+import gc
 import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 import libcst as cst
 
+from . import speedups
 from .conditions import resolve
 from .diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
 from .failures import internal_error
@@ -17,7 +19,6 @@ from .model.evidence import collect_evidence
 from .model.semantic import SemanticModel, build_model
 from .model.summaries import Evidence, ProjectFacts
 from .parsing import parse_module
-from . import speedups
 from .positions import NotLocal, SourcePositions, StatementPositions, forget_positions, positions_for
 from .project.index import ModuleContext
 from .project.modules import ModuleIdentity, identify
@@ -107,7 +108,10 @@ def check_module(
             return check_parsed(source, quick.module, filename, codes, identity, project, summary_only, called, quick)
         except _NeedsConcreteTree:
             pass  # something to report: parse with libcst, where findings are placed
-        quick = None  # not kept alongside libcst's tree (memory of a long module)
+        # The first pass's model is cyclic garbage, which collection, paused while a file
+        # is checked (runner.py), would keep through libcst's parse: freed first.
+        quick = None
+        gc.collect()
     try:
         module = parse_module(source)  # a long module in pieces (parsing.py)
     except cst.ParserSyntaxError as error:

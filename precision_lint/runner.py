@@ -56,8 +56,9 @@ class Job:
     data: bytes | None = None
     # the slice of the project index the file may ask (project/index.py)
     project: dict | None = None
-    # a check again of a file that had findings: parse it with libcst straight away
-    # (the quick tree's first pass would only find them again; engine.py)
+    # a file expected to have findings (it had some in the last round, or in its last
+    # cached version): parsed with libcst straight away, since the quick tree's first
+    # pass would only find them again (engine.py)
     concrete: bool = False
 
 

@@ -286,3 +286,32 @@ def test_a_file_checked_again_with_findings_goes_to_libcst_at_once(tmp_path, mon
     assert sorted(d.location.row for d in user.diagnostics) == [6, 8]
     assert all(not concrete for _, concrete in batches[0])
     assert ("pkg/user.py", True) in batches[-1]  # checked again, with a finding from before
+
+
+def test_a_changed_file_whose_last_version_had_findings_goes_to_libcst_at_once(tmp_path, monkeypatch):
+    from precision_lint.cache import ResultCache
+    from precision_lint.project.analysis import run_project
+    from precision_lint.runner import Job, run_jobs
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text("import torch\n\ndef f(x):\n    total = torch.zeros(1)\n    total += (x > 0).sum()\n    return total\n")
+    (tmp_path / "clean.py").write_text("import torch\n\ndef g(x):\n    return x + 1\n")
+    seen = []
+
+    def runner(jobs):
+        seen.extend((job.path, job.concrete) for job in jobs)
+        return run_jobs(jobs)
+
+    def check():
+        cache = ResultCache(tmp_path / "cache")
+        return run_project([Job("train.py", CODES), Job("clean.py", CODES)], cache, runner)
+
+    first = check()
+    assert [len(report.diagnostics) for report in first] == [1, 0]
+    assert seen == [("train.py", False), ("clean.py", False)]
+    seen.clear()
+    for name in ("train.py", "clean.py"):  # both edited since
+        (tmp_path / name).write_text((tmp_path / name).read_text() + "# edited\n")
+    second = check()
+    assert [len(report.diagnostics) for report in second] == [1, 0]
+    assert seen == [("train.py", True), ("clean.py", False)]

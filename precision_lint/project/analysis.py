@@ -121,10 +121,17 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
             reports[i] = cached
         else:
             pending.append(i)
-    for i, report in zip(pending, runner([checks[i] for i in pending])):
+    hinted = [replace(checks[i], concrete=cache is not None and _had_findings(cache, checks[i])) for i in pending]
+    for i, report in zip(pending, runner(hinted)):
         reports[i] = report
         _remember(cache, checks[i], report)
     return [report for report in reports if report is not None]
+
+
+def _had_findings(cache, job: Job) -> bool:
+    """A changed file whose earlier version had findings (pre-commit's staged file, the
+    one being edited) goes to libcst at once: see Job.concrete."""
+    return job.mode == "check" and cache.had_findings(job)
 
 
 def _remember(cache, job: Job, report: FileReport) -> None:
