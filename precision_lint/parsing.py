@@ -17,7 +17,6 @@ tests/test_speed.py holds the joined module node for node to the whole parse.
 """
 from __future__ import annotations
 
-import ast
 import os
 
 import libcst as cst
