@@ -150,9 +150,12 @@ class ScopeInterpreter(ExpressionEvaluator):
 
     def _closure_captures(self, definition: cst.CSTNode, env: Env) -> None:
         """A nested function that reads an accumulator makes it escape our view."""
+        tracked = {key: value for key, value in env.items() if value.origins}
+        if not tracked:  # nothing it could capture: the definition is not walked
+            return
         for name in _names_in(definition):
-            value = env.get(name.value)
-            if value is not None and value.origins:
+            value = tracked.get(name.value)
+            if value is not None:
                 self.consume(value, name, Effect.ESCAPES, "captured by a nested function")
 
     # -- simple statements -----------------------------------------------------
