@@ -125,6 +125,12 @@ NUMPY_DTYPES: dict[str, DType] = {
 }  # fmt: skip
 
 
+def holds_counts_exactly(dtype: DType | None) -> bool:
+    """Whether a tally kept in `dtype` stays exact from there on: float64 (exact to
+    2^53, beyond any count a run makes) or an integer or bool dtype."""
+    return dtype is not None and (dtype is FLOAT64 or not dtype.is_floating)
+
+
 def dtype_from_qualified_name(qualified_name: str | None) -> DType | None:
     """`torch.float32` -> FLOAT32, `builtins.float` -> FLOAT64, `numpy.int32` ->
     INT32, otherwise None."""

@@ -10,7 +10,7 @@ import libcst as cst
 
 from . import torch_api as api
 from .accumulators import Add, AccumulatorLog, AddendKind, Effect, Fate, Use
-from .dtypes import FLOAT32, FLOAT64, DType, dtype_from_qualified_name
+from .dtypes import FLOAT32, DType, dtype_from_qualified_name, holds_counts_exactly
 from .imports import ImportMap
 from .operations import arithmetic, per_row_mask
 from .syntax import find_arg, int_literal, public_attribute, same_place, target_key
@@ -416,7 +416,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         if not target.origins:
             return None  # a place we cannot follow
         dtypes = [result.dtype if result.is_tensor and result.dtype is not None else c.dtype for c in target.origins]
-        if all(d is not None and (d is FLOAT64 or not d.is_floating) for d in dtypes):
+        if all(holds_counts_exactly(d) for d in dtypes):
             return Fate.LOCAL
         if _names_a_kept_place(statement) or any(self.outlives_here(c) for c in target.origins):
             return Fate.KEPT

@@ -270,7 +270,7 @@ def literal_size(node: cst.Call, qualified: str, values: Sequence[Value | None])
     if any(arg.star for arg, _ in size_args) or not size_args:
         return None
     if len(size_args) == 1 and isinstance(size_args[0][0].value, (cst.Tuple, cst.List)):
-        dims = [_literal_number(element.value) for element in size_args[0][0].value.elements]
+        dims = [int_literal(element.value) for element in size_args[0][0].value.elements]
     else:
         dims = [value.number if value is not None else None for _, value in size_args]
     if any(not isinstance(d, int) or d < 0 for d in dims):
@@ -279,10 +279,6 @@ def literal_size(node: cst.Call, qualified: str, values: Sequence[Value | None])
     for d in dims:
         total *= d
     return total
-
-
-def _literal_number(node: cst.BaseExpression) -> int | None:
-    return int_literal(node)
 
 
 def _literal_elements(data: cst.BaseExpression) -> int | None:

@@ -11,7 +11,7 @@ import libcst as cst
 
 from . import torch_api as api
 from .accumulators import Effect, Fate
-from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, FLOAT32, FLOAT64, INT32, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType
+from .dtypes import BOOL, CONVERSION_METHODS, DEFAULT_FLOAT, FLOAT32, FLOAT64, INT32, INT64, LEGACY_TENSOR_TYPES, NUMPY_DTYPES, RUNTIME_FLOAT, DType, holds_counts_exactly
 from .operations import (
     all_lengths,
     literal_size,
@@ -583,7 +583,7 @@ def _exact_from_here(method: str, values: Sequence[Value]) -> bool:
     if method not in ("to", "type"):
         return False
     dtypes = [v.dtype for v in values if v.kind is Kind.DTYPE]
-    return bool(dtypes) and all(d is not None and (d is FLOAT64 or not d.is_floating) for d in dtypes)
+    return bool(dtypes) and all(holds_counts_exactly(d) for d in dtypes)
 
 
 def range_numbers(arange: cst.Call, values: Sequence[Value]) -> tuple[float, float, float] | None:
