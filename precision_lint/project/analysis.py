@@ -121,7 +121,10 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
             reports[i] = cached
         else:
             pending.append(i)
-    hinted = [replace(checks[i], concrete=cache is not None and _had_findings(cache, checks[i])) for i in pending]
+    hinted = [
+        replace(checks[i], concrete=True) if cache is not None and _had_findings(cache, checks[i]) else checks[i]
+        for i in pending
+    ]  # fmt: skip
     for i, report in zip(pending, runner(hinted)):
         reports[i] = report
         _remember(cache, checks[i], report)
