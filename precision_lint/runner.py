@@ -14,7 +14,7 @@ import signal
 import sys
 from collections import deque
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -60,6 +60,12 @@ class Job:
     # cached version): parsed with libcst straight away, since the quick tree's first
     # pass would only find them again (engine.py)
     concrete: bool = False
+    # the first round, in import order: what the project slice does not answer is
+    # answered from the summaries of the jobs finished before it (project/learned.py)
+    learns: bool = False
+    # the run's files it imports: a worker takes a job whose imports are all finished
+    # before one further up the order whose imports are still being checked
+    waits_for: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -257,8 +263,10 @@ def run_jobs(jobs: list[Job], on_report: Callable[[FileReport], None] | None = N
         if on_report is not None:
             on_report(reports[number])
 
-    # Largest files first, so no worker is left with a long tail.
-    order = deque(sorted(range(len(jobs)), key=lambda i: -_size(jobs[i])))
+    if any(job.learns for job in jobs):  # in the caller's order: imports first
+        order = deque(range(len(jobs)))
+    else:  # largest files first, so no worker is left with a long tail
+        order = deque(sorted(range(len(jobs)), key=lambda i: -_size(jobs[i])))
     try:
         pool.run(jobs, order, finish)
     except KeyboardInterrupt:
@@ -268,10 +276,12 @@ def run_jobs(jobs: list[Job], on_report: Callable[[FileReport], None] | None = N
         # No worker process can be started here (a sandbox without fork): check in
         # this process, on a deep stack; a crash is then no longer contained.
         pool.stop(now=True)
+        learned = _new_learned()
         try:
             for number in range(len(jobs)):
                 if reports[number] is None:
-                    finish(number, call_with_deep_stack(run_job, jobs[number]))
+                    finish(number, call_with_deep_stack(run_job, _learning(jobs[number], learned)))
+                learned.add(_summaries_of([reports[number]]))
         except KeyboardInterrupt:
             raise Interrupted([r for r in reports if r is not None]) from None
     pool.stop()
@@ -317,11 +327,13 @@ class _Pool:
     def run(self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None]) -> None:
         idle = [self._start() for _ in range(min(self.size, len(order)))]
         busy: list[_Worker] = []
+        learned: list[dict] = []  # the summaries of the jobs finished so far (Job.learns)
+        unfinished = {jobs[number].path for number in order}
         while order or busy:
             while idle and order:
                 worker = idle.pop()
-                number = order.popleft()
-                if worker.give(number, jobs):
+                number = _next_ready(order, jobs, unfinished)
+                if worker.give(number, jobs, learned):
                     busy.append(worker)
                 else:  # it died before taking the job: the job is not to blame
                     order.appendleft(number)
@@ -342,7 +354,9 @@ class _Pool:
                         idle.append(self._start())
                 else:
                     finish(number, report)
+                    learned.extend(_summaries_of([report]))
                     idle.append(worker)
+                unfinished.discard(jobs[number].path)
 
     def _start(self) -> _Worker:
         import tempfile
@@ -374,14 +388,18 @@ class _Worker:
     def __init__(self, process, connection: Connection, log: str) -> None:
         self.process, self.connection, self.log = process, connection, log
         self.job: int | None = None
+        self.told = 0  # how many of the run's summaries it was sent
 
-    def give(self, number: int, jobs: list[Job]) -> bool:
+    def give(self, number: int, jobs: list[Job], learned: list[dict]) -> bool:
+        """Send a job, with the summaries finished since its last job when it learns."""
         self.job = number
+        news = learned[self.told :] if jobs[number].learns else []
         try:
-            self.connection.send(jobs[number])
+            self.connection.send((jobs[number], news))
         except (OSError, ValueError):
             self.job = None
             return False
+        self.told += len(news)
         return True
 
     def collect(self) -> FileReport | None:
@@ -429,14 +447,50 @@ def _worker_main(connection: Connection, memory: int, log: str) -> None:
     sys.setrecursionlimit(RECURSION_LIMIT)
     if speedups.enabled("gc"):
         gc.freeze()  # what the worker imported is never garbage: no collection walks it
+    learned = _new_learned()
     while True:
         try:
-            job = connection.recv()
+            message = connection.recv()
         except (EOFError, OSError):
             return
-        if job is None:
+        if message is None:
             return
-        connection.send(call_with_deep_stack(run_job, job))
+        job, news = message
+        learned.add(news)
+        connection.send(call_with_deep_stack(run_job, _learning(job, learned)))
+
+
+# how far down the order a worker looks for a job whose imports are all finished
+READY_LOOKAHEAD = 64
+
+
+def _next_ready(order: deque[int], jobs: list[Job], unfinished: set[str]) -> int:
+    """The next job in the order that waits for no file still being checked (in
+    import order, the file right after a module is often one that imports it); the
+    next in the order when none of the nearest is ready."""
+    for position in range(min(READY_LOOKAHEAD, len(order))):
+        number = order[position]
+        if jobs[number].waits_for.isdisjoint(unfinished):
+            del order[position]
+            return number
+    return order.popleft()
+
+
+def _new_learned():
+    from .project.learned import LearnedSummaries  # with the checker, not at start-up
+
+    return LearnedSummaries()
+
+
+def _learning(job: Job, learned) -> Job:
+    """The job with the run's summaries so far to answer from, when it learns."""
+    if not job.learns:
+        return job
+    return replace(job, project={**(job.project or {}), "learned": learned})
+
+
+def _summaries_of(reports: list[FileReport]) -> list[dict]:
+    return [report.summary for report in reports if report.summary is not None]
 
 
 def _limit_memory(limit: int) -> None:

@@ -21,7 +21,9 @@ _ADD_OPS = (cst.AddAssign, cst.SubtractAssign)
 def join_env(a: Env, b: Env) -> Env:
     merged = dict(a)
     for key, value in b.items():
-        merged[key] = join(merged[key], value) if key in merged else value
+        known = merged.get(key)
+        if known is not value:  # most names are bound to the same value on both paths
+            merged[key] = value if known is None else join(known, value)
     return merged
 
 
@@ -338,7 +340,8 @@ class ScopeInterpreter(ExpressionEvaluator):
         """Bind `key`; a dict's string keys become places of their own
         (`state = {"step": t}` binds `state['step']`), and rebinding drops old ones."""
         if not accumulated:
-            for stale in [k for k in env if k.startswith(key + "[")]:
+            items = key + "["
+            for stale in [k for k in env if k.startswith(items)]:
                 del env[stale]
         env[key] = self.on_bind(key, value, accumulated)
         if value.kind is Kind.DICT:

@@ -1,7 +1,9 @@
 """Checks a set of files as one project, like a type checker's binder and checker:
 
-1. every file is checked on its own (or served from the cache); each gives its
-   diagnostics, its module summary, and what it asked of the project index;
+1. every file is checked (or served from the cache), in the order of its imports: a
+   module after the modules it imports, answered from the summaries of the files
+   finished before it (project/order.py, project/learned.py); each gives its
+   diagnostics, its module summary, and what it asked and what each answer was worth;
 2. the index is built from the summaries (plus those of project modules the run
    did not list but its files import, such as pre-commit's staged files' imports);
 3. a module the prefilter skipped (read only for its imports) is modeled once a file
@@ -18,10 +20,12 @@ import os
 from dataclasses import replace
 from typing import Callable
 
+from .. import speedups
 from ..conditions import resolve
 from ..runner import FileReport, Job, run_jobs
 from .index import ProjectIndex
 from .modules import identify, modules_to_read
+from .order import import_order
 
 # Each round checks again only the files whose answers changed, and a chain of helpers
 # across modules takes a round per link (Megatron-LM needs six): stopping short would
@@ -121,11 +125,19 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
             reports[i] = cached
         else:
             pending.append(i)
-    hinted = [
-        replace(checks[i], concrete=True) if cache is not None and _had_findings(cache, checks[i]) else checks[i]
+    hinted = {
+        i: replace(checks[i], concrete=True) if cache is not None and _had_findings(cache, checks[i]) else checks[i]
         for i in pending
-    ]  # fmt: skip
-    for i, report in zip(pending, runner(hinted)):
+    }  # fmt: skip
+    if speedups.enabled("ordered"):  # imports first, each answered from those before it
+        paths = [checks[i].path for i in pending]
+        order, imports = import_order(paths)
+        hinted = {
+            pending[k]: replace(hinted[pending[k]], learns=True, waits_for=frozenset(paths[j] for j in imports[k]))
+            for k in order
+        }  # fmt: skip
+        pending = [pending[k] for k in order]
+    for i, report in zip(pending, runner([hinted[i] for i in pending])):
         reports[i] = report
         _remember(cache, checks[i], report)
     return [report for report in reports if report is not None]

@@ -22,28 +22,16 @@ _MAX_HOPS = 6
 NOTHING = "-"  # the fingerprint of an answer that tells nothing
 
 
-class ProjectIndex:
-    def __init__(self, summaries: Iterable[dict[str, Any]]) -> None:
-        self.modules: dict[str, dict[str, Any]] = {}
-        ambiguous: set[str] = set()
-        evidence: list[Evidence] = []
-        everything = list(summaries)
-        for summary in everything:
-            name = summary["module"]
-            if name in self.modules and self.modules[name]["path"] != summary["path"]:
-                ambiguous.add(name)  # two scripts called train.py: neither is `train`
-            self.modules[name] = summary
-            evidence.extend(Evidence(*item) for item in summary.get("evidence", ()))
-        for name in ambiguous:
-            del self.modules[name]
-        self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
-        self._evidence_paths = {_path_of(e) for e in self.facts.evidence}  # asked once each per file
-        self.imports = ImportGraph(everything, self.modules, self.module_of)
-        self._params: dict[str, list[dict[str, Value]]] | None = None
-        self._opaque: set[str] = set()
-        self._owners: dict[str, tuple[dict[str, Any], str] | None] = {}  # _owner's answers
+class ProjectNames:
+    """Project names resolved over module summaries: which module holds a function or
+    class, through re-exports and star imports (the index's part that a worker's
+    store of the run's summaries so far shares: project/learned.py)."""
 
-    # -- names -------------------------------------------------------------------------
+    def __init__(self, modules: dict[str, dict[str, Any]]) -> None:
+        self.modules = modules
+        self._owners: dict[str, tuple[dict[str, Any], str] | None] = {}  # _owner's answers
+        self._modules_of: dict[str, str | None] = {}  # module_of's
+
     def locate(self, qualified: str) -> tuple[str, str, Any] | None:
         """("function" | "class", canonical name, its data) for a project name."""
         found = self._owner(qualified)
@@ -110,17 +98,78 @@ class ProjectIndex:
         return None
 
     def module_of(self, canonical: str) -> str | None:
+        if canonical not in self._modules_of:
+            self._modules_of[canonical] = self._module_of(canonical)
+        return self._modules_of[canonical]
+
+    def _module_of(self, canonical: str) -> str | None:
         parts = canonical.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             if ".".join(parts[:cut]) in self.modules:
                 return ".".join(parts[:cut])
         return None
 
+    def name_answer(self, kind: str, name: str) -> Any:
+        """The answer about a function ("f") or a class ("c") of the project."""
+        located = self.locate(name)
+        if located is None:
+            return None
+        if kind == "f":
+            return [located[1], located[2]] if located[0] == "function" else None
+        if kind == "c":
+            return [located[1], self._class_answer(located[1], located[2])] if located[0] == "class" else None
+        return None
+
+    def _class_answer(self, canonical: str, bases: list[str]) -> dict[str, Any]:
+        """A class's bases, resolved, and what its methods return (for the fingerprint)."""
+        module = self.module_of(canonical) or ""
+        methods = {
+            q: f["returns"] for q, f in self.modules.get(module, {}).get("functions", {}).items()
+            if q.startswith(canonical + ".") and f["returns"] is not None
+        }  # fmt: skip
+        resolved = []
+        for base in bases:
+            located = self.locate(base)
+            resolved.append(located[1] if located is not None and located[0] == "class" else base)
+        return {"bases": resolved, "methods": methods}
+
+
+class ProjectIndex(ProjectNames):
+    def __init__(self, summaries: Iterable[dict[str, Any]]) -> None:
+        modules: dict[str, dict[str, Any]] = {}
+        ambiguous: set[str] = set()
+        evidence: list[Evidence] = []
+        everything = list(summaries)
+        for summary in everything:
+            name = summary["module"]
+            if name in modules and modules[name]["path"] != summary["path"]:
+                ambiguous.add(name)  # two scripts called train.py: neither is `train`
+            modules[name] = summary
+            evidence.extend(Evidence(*item) for item in summary.get("evidence", ()))
+        for name in ambiguous:
+            del modules[name]
+        super().__init__(modules)
+        self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
+        self._evidence_paths = {_path_of(e) for e in self.facts.evidence}  # asked once each per file
+        self._everything = everything
+        self._imports: ImportGraph | None = None  # built when evidence is settled, not each round
+        self._params: dict[str, list[dict[str, Value]]] | None = None
+        self._opaque: set[str] = set()
+        # every file asks about the same few names, each round: each answered once
+        self._answers: dict[str, Any] = {}
+        self._fingerprints: dict[str, str] = {}
+
     def facts_for(self, path: str) -> ProjectFacts:
         """The evidence that can concern one file: what a module shows about running
         the model reaches only the code run alongside it (see ImportGraph)."""
         reaching = {where for where in self._evidence_paths if self.imports.run_together(where, path)}
         return ProjectFacts([e for e in self.facts.evidence if _path_of(e) in reaching])
+
+    @property
+    def imports(self) -> ImportGraph:
+        if self._imports is None:
+            self._imports = ImportGraph(self._everything, self.modules, self.module_of)
+        return self._imports
 
     # -- arguments -----------------------------------------------------------------------
     def param_values(self, canonical: str) -> dict[str, Value]:
@@ -166,38 +215,25 @@ class ProjectIndex:
     # -- answers for one module ------------------------------------------------------------
     def answer(self, key: str) -> Any:
         """The answer to a question a module's model asks ("f:name", "c:name", "p:name")."""
+        if key not in self._answers:
+            self._answers[key] = self._answer(key)
+        return self._answers[key]
+
+    def _answer(self, key: str) -> Any:
         kind, _, name = key.partition(":")
         if kind == "p":
             values = self.param_values(name)
             return {param: value_to_data(value) for param, value in values.items()}
-        located = self.locate(name)
-        if located is None:
-            return None
-        if kind == "f":
-            return [located[1], located[2]] if located[0] == "function" else None
-        if kind == "c":
-            return [located[1], self._class_answer(located[1], located[2])] if located[0] == "class" else None
-        return None
-
-    def _class_answer(self, canonical: str, bases: list[str]) -> dict[str, Any]:
-        """A class's bases, resolved, and what its methods return (for the fingerprint)."""
-        module = self.module_of(canonical) or ""
-        methods = {
-            q: f["returns"] for q, f in self.modules.get(module, {}).get("functions", {}).items()
-            if q.startswith(canonical + ".") and f["returns"] is not None
-        }  # fmt: skip
-        resolved = []
-        for base in bases:
-            located = self.locate(base)
-            resolved.append(located[1] if located is not None and located[0] == "class" else base)
-        return {"bases": resolved, "methods": methods}
+        return self.name_answer(kind, name)
 
     def slice_for(self, keys: Iterable[str]) -> dict[str, Any]:
         """The answers a module asked for last time: what a worker needs to check it."""
         return {"answers": {key: self.answer(key) for key in keys}, "evidence": [list(e.__dict__.values()) for e in self.facts.evidence]}
 
     def fingerprint(self, key: str) -> str:
-        return fingerprint(key, self.answer(key))
+        if key not in self._fingerprints:
+            self._fingerprints[key] = fingerprint(key, self.answer(key))
+        return self._fingerprints[key]
 
 
 def _path_of(evidence: Evidence) -> str:
@@ -231,11 +267,18 @@ class ModuleContext:
         project_slice = project_slice or {}
         self.answers: dict[str, Any] = project_slice.get("answers", {})
         self._facts = ProjectFacts([Evidence(*item) for item in project_slice.get("evidence", ())])
+        # the first round's summaries so far, which answer what the slice does not
+        # hold (project/learned.py); added by the worker, never pickled
+        self._learned = project_slice.get("learned")
         self.asked: dict[str, str] = {}  # key -> fingerprint of the answer used
 
     def _ask(self, key: str) -> Any:
-        answer = self.answers.get(key)
-        self.asked[key] = fingerprint(key, answer)
+        if key in self.answers:
+            answer = self.answers[key]
+        else:
+            answer = self._learned.answer(key) if self._learned is not None else None
+        if key not in self.asked:  # a model asks the same name many times
+            self.asked[key] = fingerprint(key, answer)
         return answer
 
     def function(self, qualified: str) -> FunctionSummary | None:
