@@ -31,8 +31,10 @@ from .source import (
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-# Below this many files one worker does the work: more cost more than they save.
+# Below this many files, and this much source, one worker does the work: more cost
+# more than they save. A few large files (pre-commit's staged files) are worth two.
 PARALLEL_THRESHOLD = 16
+PARALLEL_BYTES = 64 * 1024
 # A worker's address space: libcst needs about 600 bytes per byte of source, so the
 # limit follows max-file-size, with room for the interpreter and the deep stack.
 MIN_WORKER_MEMORY = 4 * 1024**3
@@ -252,7 +254,8 @@ def run_jobs(jobs: list[Job], on_report: Callable[[FileReport], None] | None = N
     Interrupted (with what is done) on SIGINT."""
     if not jobs:
         return []
-    count = 1 if len(jobs) < PARALLEL_THRESHOLD else max(1, min(os.cpu_count() or 1, len(jobs)))
+    few = len(jobs) < PARALLEL_THRESHOLD and sum(_size(job) for job in jobs) < PARALLEL_BYTES
+    count = 1 if few else max(1, min(os.cpu_count() or 1, len(jobs)))
     memory = max(MIN_WORKER_MEMORY, MEMORY_PER_SOURCE_BYTE * max(job.limits.max_file_size for job in jobs))
     pool = _Pool(count, memory)
     reports: list[FileReport | None] = [None] * len(jobs)

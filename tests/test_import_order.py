@@ -173,3 +173,21 @@ def test_a_chain_of_helpers_is_answered_in_the_first_round(tmp_path, monkeypatch
     # in import order every link is known when its caller is checked: no file again;
     # otherwise (callers listed first) each link takes a round of its own
     assert batches == ([6] if ordered else [6, 1, 1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("mode", ["check", "fix"])
+def test_only_reports_that_are_checked_again_learn(tmp_path, monkeypatch, mode):
+    # a summary of a module outside the run is never checked again, and a fix is
+    # written at once: neither may rest on the first round's partial answers
+    helper, user = _write(tmp_path, {"helper.py": HELPER, "user.py": USER})
+    monkeypatch.chdir(tmp_path)
+    seen: list[tuple[str, bool]] = []
+
+    def recording(jobs):
+        seen.extend((job.mode, job.learns) for job in jobs)
+        return run_jobs(jobs)
+
+    run_project([Job(user, CODES, mode=mode)], runner=recording)
+    assert ("summary", False) in seen  # helper.py, read for its summary
+    assert (mode, mode == "check") in seen
+    assert not any(learns for job_mode, learns in seen if job_mode not in ("check", "callee"))

@@ -375,3 +375,26 @@ def test_fixes_in_a_long_module_are_the_same(tmp_path, monkeypatch):
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+@pytest.mark.parametrize(("lines", "workers"), [(10, 1), (4000, 2)])
+def test_a_few_large_files_get_two_workers_and_small_ones_one(tmp_path, monkeypatch, lines, workers):
+    from precision_lint import runner
+
+    sizes: list[int] = []
+    start = runner._Pool.__init__
+
+    def counting(self, size, memory):
+        sizes.append(size)
+        start(self, size, memory)
+
+    monkeypatch.setattr(runner._Pool, "__init__", counting)
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+    paths = []
+    for number in range(3):
+        path = tmp_path / f"m{number}.py"
+        path.write_text("x = 1\n" * lines)
+        paths.append(str(path))
+    reports = runner.run_jobs([Job(path, PH001) for path in paths])
+    assert [r.path for r in reports] == paths and not any(r.diagnostics for r in reports)
+    assert sizes == [workers]

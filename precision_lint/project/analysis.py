@@ -36,6 +36,10 @@ MAX_ROUNDS = 10
 MAX_IMPORTED_MODULES = 64
 _REEXPORT_DEPTH = 3
 _CACHED_MODES = ("check", "summary", "callee")  # a fix's report depends on what it wrote
+# The modes whose reports are checked again when an answer they got changes: what they
+# learn in the first round (project/learned.py) is never the last word. A summary of a
+# module outside the run is never checked again, and a fix is written at once.
+_LEARNING_MODES = ("check", "callee")
 
 
 def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> list[FileReport]:
@@ -133,7 +137,10 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
         paths = [checks[i].path for i in pending]
         order, imports = import_order(paths)
         hinted = {
-            pending[k]: replace(hinted[pending[k]], learns=True, waits_for=frozenset(paths[j] for j in imports[k]))
+            pending[k]: replace(
+                hinted[pending[k]], learns=hinted[pending[k]].mode in _LEARNING_MODES,
+                waits_for=frozenset(paths[j] for j in imports[k]),
+            )
             for k in order
         }  # fmt: skip
         pending = [pending[k] for k in order]
