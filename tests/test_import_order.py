@@ -7,7 +7,7 @@ import pytest
 
 from precision_lint import runner, speedups
 from precision_lint.model.values import Value
-from precision_lint.project.analysis import run_project
+from precision_lint.project.analysis import check_unsettled, run_project
 from precision_lint.project.index import NOTHING, ProjectIndex
 from precision_lint.project.learned import LearnedSummaries
 from precision_lint.project.order import import_order
@@ -191,3 +191,25 @@ def test_only_reports_that_are_checked_again_learn(tmp_path, monkeypatch, mode):
     assert ("summary", False) in seen  # helper.py, read for its summary
     assert (mode, mode == "check") in seen
     assert not any(learns for job_mode, learns in seen if job_mode not in ("check", "callee"))
+
+
+@pytest.mark.parametrize("ordered", [True, False], ids=["ordered", "unordered"])
+def test_a_staged_files_imports_are_read_with_it(tmp_path, monkeypatch, ordered):
+    # pre-commit hands over user.py alone: helper.py is read for its summary alongside
+    # it, so user.py is answered at once; the index holds the same modules either way
+    monkeypatch.setattr(speedups, "_OFF", frozenset() if ordered else frozenset({"ordered"}))
+    _, user, _ = _write(tmp_path, {"helper.py": HELPER, "user.py": USER, "other.py": HELPER})
+    monkeypatch.chdir(tmp_path)
+    batches: list[list[tuple[str, str]]] = []
+
+    def recording(jobs):
+        batches.append([(job.mode, job.path.rpartition("/")[2]) for job in jobs])
+        return run_jobs(jobs)
+
+    reports, index = check_unsettled([Job(user, CODES)], runner=recording)
+    assert [(d.location.row, d.code) for d in reports[0].diagnostics] == [(5, "PH001")]
+    assert sorted(index.modules) == ["helper", "user"]  # other.py is not imported
+    if ordered:
+        assert batches == [[("summary", "helper.py"), ("check", "user.py")]]
+    else:
+        assert batches == [[("check", "user.py")], [("summary", "helper.py")], [("check", "user.py")]]

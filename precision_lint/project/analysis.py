@@ -25,7 +25,7 @@ from ..conditions import resolve
 from ..runner import FileReport, Job, run_jobs
 from .index import ProjectIndex
 from .modules import identify, modules_to_read
-from .order import import_order
+from .order import import_order, imported_names
 
 # Each round checks again only the files whose answers changed, and a chain of helpers
 # across modules takes a round per link (Megatron-LM needs six): stopping short would
@@ -35,6 +35,8 @@ MAX_ROUNDS = 10
 # hands over a few files; their imports are resolved, not the whole tree)
 MAX_IMPORTED_MODULES = 64
 _REEXPORT_DEPTH = 3
+# runs of at most this many files read their imports' summaries with the first round
+_EARLY_IMPORTS_UP_TO = 64
 _CACHED_MODES = ("check", "summary", "callee")  # a fix's report depends on what it wrote
 # The modes whose reports are checked again when an answer they got changes: what they
 # learn in the first round (project/learned.py) is never the last word. A summary of a
@@ -74,8 +76,11 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
     take part in the rounds, but their reports are not the run's."""
     listed = len(jobs)
     jobs = list(jobs)
-    reports = _first_round(jobs, cache, runner)
-    extra = _imported_summaries(jobs, reports, cache, runner)
+    early = _summary_jobs(jobs, _imports_of(jobs)) if speedups.enabled("ordered") else []
+    reports = _first_round(jobs + early, cache, runner)
+    read_early = {report.path: report for report in reports[listed:]}
+    reports = reports[:listed]
+    extra = _imported_summaries(jobs, reports, cache, runner, read_early)
 
     def index_now() -> ProjectIndex:  # a callee's full summary after the imports-only one
         return ProjectIndex(_summaries(reports[:listed] + extra + reports[listed:]))
@@ -144,7 +149,7 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
             for k in order
         }  # fmt: skip
         pending = [pending[k] for k in order]
-    for i, report in zip(pending, runner([hinted[i] for i in pending])):
+    for i, report in zip(pending, runner([hinted[i] for i in pending]) if pending else []):
         reports[i] = report
         _remember(cache, checks[i], report)
     return [report for report in reports if report is not None]
@@ -169,27 +174,50 @@ def _summaries(reports: list[FileReport]) -> list[dict]:
     return [report.summary for report in reports if report.summary is not None]
 
 
-def _imported_summaries(checks: list[Job], reports: list[FileReport], cache, runner) -> list[FileReport]:
+def _imported_summaries(checks: list[Job], reports: list[FileReport], cache, runner, read_early: dict[str, FileReport]) -> list[FileReport]:
     """Summaries of project modules that the checked files import but the run did not
     list (pre-commit hands over only the staged files): found under the checked
-    files' package roots, following re-exports a few modules deep."""
-    identities = [identify(job.path) for job in checks]
-    known = {identity.name for identity in identities}
-    roots = list(dict.fromkeys(identity.root for identity in identities))
+    files' package roots, following re-exports a few modules deep. Those read with
+    the first round (`read_early`) are not read again; the others read early are
+    left out, so the index holds the same modules either way."""
     names = [key.partition(":")[2] for report in reports for key in report.dependencies]
     if not checks:
         return []
-    codes, limits = checks[0].codes, checks[0].limits
     extra: list[FileReport] = []
+    known: set[str] = set()
     for _ in range(_REEXPORT_DEPTH):
-        wanted = modules_to_read(names, roots, known)
         room = MAX_IMPORTED_MODULES - len(extra)
-        if not wanted or room <= 0:
+        jobs = _summary_jobs(checks, names, known, room)
+        if not jobs:
             break
-        jobs = [Job(os.path.relpath(path), codes, mode="summary", limits=limits) for path in list(wanted.values())[:room]]
-        found = _first_round(jobs, cache, runner)
+        late = _first_round([job for job in jobs if job.path not in read_early], cache, runner)
+        found = [read_early[job.path] for job in jobs if job.path in read_early] + late
         extra.extend(found)
-        known |= set(wanted)
         # a re-export (`pkg/__init__.py`: `from .core import f`) names the next module
         names = [target for report in found if report.summary for target in report.summary["exports"].values()]
     return extra
+
+
+def _summary_jobs(checks: list[Job], names: list[str], known: set[str] | None = None, room: int = MAX_IMPORTED_MODULES) -> list[Job]:
+    """Summary jobs for the files of the project modules that hold `names`, under the
+    checked files' package roots, leaving out the run's own modules and those in
+    `known` (which gains every module found, read or not: there was no room)."""
+    if not checks or room <= 0:
+        return []
+    identities = [identify(job.path) for job in checks]
+    roots = list(dict.fromkeys(identity.root for identity in identities))
+    known = known if known is not None else set()
+    wanted = modules_to_read(names, roots, known | {identity.name for identity in identities})
+    known |= set(wanted)
+    codes, limits = checks[0].codes, checks[0].limits
+    return [Job(os.path.relpath(path), codes, mode="summary", limits=limits) for path in list(wanted.values())[:room]]
+
+
+def _imports_of(checks: list[Job]) -> list[str]:
+    """What the files of a short run (pre-commit's staged files) import, read off their
+    text: the modules outside the run that _imported_summaries would read first are
+    then read alongside them, so the files are answered from their summaries in the
+    first round instead of being checked again. A whole tree imports its own modules."""
+    if len(checks) > _EARLY_IMPORTS_UP_TO:
+        return []
+    return [name for job in checks if job.data is None for name in imported_names(job.path, identify(job.path).package)]

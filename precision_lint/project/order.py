@@ -61,6 +61,11 @@ def _inside(module: str, imported: str, path: str) -> bool:
     return path.endswith("__init__.py") and module.startswith(imported + ".")
 
 
+def imported_names(path: str, package: str) -> list[str]:
+    """The modules (and names in them) a file imports at its top level."""
+    return _imported(_read(path), package)
+
+
 def _read(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
