@@ -128,6 +128,8 @@ def _indent(text: bytes, start: int) -> int:
 
 
 def _absolute(dots: str, module: str, package: str) -> str | None:
+    """model.imports.absolute_module's rule, kept here: that module imports libcst,
+    and this one is imported at start-up (commands -> analysis)."""
     if not dots:
         return module
     parts = package.split(".") if package else []
