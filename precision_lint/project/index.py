@@ -27,10 +27,23 @@ class ProjectNames:
     class, through re-exports and star imports (the index's part that a worker's
     store of the run's summaries so far shares: project/learned.py)."""
 
-    def __init__(self, modules: dict[str, dict[str, Any]]) -> None:
-        self.modules = modules
+    def __init__(self) -> None:
+        self.modules: dict[str, dict[str, Any]] = {}
+        self._ambiguous: set[str] = set()
         self._owners: dict[str, tuple[dict[str, Any], str] | None] = {}  # _owner's answers
         self._modules_of: dict[str, str | None] = {}  # module_of's
+
+    def _add(self, summary: dict[str, Any]) -> None:
+        """A module's summary; a module name two files claim (two scripts called
+        train.py) resolves to neither."""
+        name = summary["module"]
+        if name in self._ambiguous:
+            return
+        if name in self.modules and self.modules[name]["path"] != summary["path"]:
+            self._ambiguous.add(name)
+            del self.modules[name]
+            return
+        self.modules[name] = summary
 
     def locate(self, qualified: str) -> tuple[str, str, Any] | None:
         """("function" | "class", canonical name, its data) for a project name."""
@@ -136,19 +149,11 @@ class ProjectNames:
 
 class ProjectIndex(ProjectNames):
     def __init__(self, summaries: Iterable[dict[str, Any]]) -> None:
-        modules: dict[str, dict[str, Any]] = {}
-        ambiguous: set[str] = set()
-        evidence: list[Evidence] = []
+        super().__init__()
         everything = list(summaries)
         for summary in everything:
-            name = summary["module"]
-            if name in modules and modules[name]["path"] != summary["path"]:
-                ambiguous.add(name)  # two scripts called train.py: neither is `train`
-            modules[name] = summary
-            evidence.extend(Evidence(*item) for item in summary.get("evidence", ()))
-        for name in ambiguous:
-            del modules[name]
-        super().__init__(modules)
+            self._add(summary)
+        evidence = [Evidence(*item) for summary in everything for item in summary.get("evidence", ())]
         self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
         self._evidence_paths = {_path_of(e) for e in self.facts.evidence}  # asked once each per file
         self._everything = everything

@@ -16,21 +16,13 @@ from .index import ProjectNames
 
 class LearnedSummaries(ProjectNames):
     def __init__(self) -> None:
-        super().__init__({})
-        self._ambiguous: set[str] = set()
+        super().__init__()
         self._answers: dict[str, Any] = {}
 
     def add(self, summaries: Iterable[dict[str, Any]]) -> None:
-        """More summaries; a module name two files claim answers nothing (as in the index)."""
+        """More summaries, taken as the index takes them."""
         for summary in summaries:
-            name = summary["module"]
-            if name in self._ambiguous:
-                continue
-            if name in self.modules and self.modules[name]["path"] != summary["path"]:
-                self._ambiguous.add(name)
-                del self.modules[name]
-                continue
-            self.modules[name] = summary
+            self._add(summary)
         self._owners.clear()  # a new module may hold a name resolved before
         self._modules_of.clear()
         self._answers.clear()
