@@ -4,7 +4,6 @@ place and suppress the findings, and summarize the module for the index."""
 from __future__ import annotations
 
 import ast
-import gc
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -108,10 +107,7 @@ def check_module(
             return check_parsed(source, quick.module, filename, codes, identity, project, summary_only, called, quick)
         except _NeedsConcreteTree:
             pass  # something to report: parse with libcst, where findings are placed
-        # The first pass's model is cyclic garbage, which collection, paused while a file
-        # is checked (runner.py), would keep through libcst's parse: freed first.
-        quick = None
-        gc.collect()
+        quick = None  # the first pass's tree and model go now (nothing in them is a cycle)
     try:
         module = parse_module(source)  # a long module in pieces (parsing.py)
     except cst.ParserSyntaxError as error:
@@ -190,7 +186,8 @@ def _model_diagnostics(
     context = ModuleContext(project)
     code_of = module.code_for_node if quick is None else _quick_code(quick)
     try:
-        model = build_model(module, identity.name, context, identity.package)
+        named = quick.attributes_named if quick is not None else None
+        model = build_model(module, identity.name, context, identity.package, named)
         _summarize(model, source, filename, context, result, code_of)
     except _NeedsConcreteTree:
         raise

@@ -56,6 +56,10 @@ class QuickTree:
             return None
         return self._builder.text_of(span)
 
+    def attributes_named(self, function: cst.FunctionDef) -> frozenset[tuple[str, str]] | None:
+        """Each `name.attribute` in a def of this tree (its nested code too)."""
+        return self._builder.attributes.get(function)
+
 
 def quick_module(source: str) -> QuickTree | None:
     """The module's tree, or None where libcst must parse it (the standard parser
@@ -141,79 +145,10 @@ class _Builder:
         # where each call is, for its source (evidence); spans, so the standard tree can go
         self.calls: dict[cst.Call, tuple[int, int, int, int]] = {}
         self.bare: set[cst.Call] = set()  # calls known to stand in no parentheses of their own
-        self.expressions: dict[type, Callable[[Any], Any]] = {
-            ast.Name: lambda n: N.Name(value=n.id),
-            ast.Attribute: lambda n: N.Attribute(value=self.expr(n.value), attr=N.Name(value=n.attr)),
-            ast.Call: self._call,
-            ast.Constant: self._constant,
-            ast.Subscript: self._subscript,
-            ast.BinOp: lambda n: N.BinaryOperation(
-                left=self.expr(n.left), operator=_op(_BINARY, n.op), right=self.expr(n.right)
-            ),
-            ast.UnaryOp: lambda n: N.UnaryOperation(operator=_op(_UNARY, n.op), expression=self.expr(n.operand)),
-            ast.BoolOp: self._boolean,
-            ast.Compare: self._compare,
-            ast.Tuple: lambda n: N.Tuple(elements=self._elements(n.elts)),
-            ast.List: lambda n: N.List(elements=self._elements(n.elts)),
-            ast.Set: lambda n: N.Set(elements=self._elements(n.elts)),
-            ast.Dict: self._dict,
-            ast.IfExp: lambda n: N.IfExp(test=self.expr(n.test), body=self.expr(n.body), orelse=self.expr(n.orelse)),
-            ast.Lambda: lambda n: N.Lambda(params=self._parameters(n.args), body=self.expr(n.body)),
-            ast.NamedExpr: lambda n: N.NamedExpr(target=self.expr(n.target), value=self.expr(n.value)),
-            ast.Await: lambda n: N.Await(expression=self.expr(n.value)),
-            ast.Yield: lambda n: N.Yield(value=None if n.value is None else self.expr(n.value)),
-            ast.YieldFrom: lambda n: N.Yield(value=N.From(item=self.expr(n.value))),
-            ast.ListComp: lambda n: N.ListComp(elt=self.expr(n.elt), for_in=self._for_in(n.generators)),
-            ast.SetComp: lambda n: N.SetComp(elt=self.expr(n.elt), for_in=self._for_in(n.generators)),
-            ast.GeneratorExp: lambda n: N.GeneratorExp(elt=self.expr(n.elt), for_in=self._for_in(n.generators)),
-            ast.DictComp: lambda n: N.DictComp(
-                key=self.expr(n.key), value=self.expr(n.value), for_in=self._for_in(n.generators)
-            ),
-            ast.JoinedStr: self._fragment,
-            ast.Starred: lambda n: N.StarredElement(value=self.expr(n.value)),
-        }
-        self.statements: dict[type, Callable[[Any], Any]] = {
-            ast.Expr: self._expression_statement,
-            ast.Assign: lambda n: N.Assign(
-                targets=[N.AssignTarget(target=self.expr(t)) for t in n.targets], value=self.expr(n.value)
-            ),
-            ast.AugAssign: lambda n: N.AugAssign(
-                target=self.expr(n.target), operator=_op(_AUGMENTED, n.op), value=self.expr(n.value)
-            ),
-            ast.AnnAssign: lambda n: N.AnnAssign(
-                target=self.expr(n.target), annotation=self._annotation(n.annotation),
-                value=None if n.value is None else self.expr(n.value),
-            ),  # fmt: skip
-            ast.Return: lambda n: N.Return(value=None if n.value is None else self.expr(n.value)),
-            ast.Pass: lambda n: N.Pass(),
-            ast.Break: lambda n: N.Break(),
-            ast.Continue: lambda n: N.Continue(),
-            ast.Raise: lambda n: N.Raise(
-                exc=None if n.exc is None else self.expr(n.exc),
-                cause=None if n.cause is None else N.From(item=self.expr(n.cause)),
-            ),  # fmt: skip
-            ast.Assert: lambda n: N.Assert(test=self.expr(n.test), msg=None if n.msg is None else self.expr(n.msg)),
-            ast.Delete: self._delete,
-            ast.Global: lambda n: N.Global(names=[N.NameItem(name=N.Name(value=x)) for x in n.names]),
-            ast.Nonlocal: lambda n: N.Nonlocal(
-                names=[N.NameItem(name=N.Name(value=x)) for x in n.names]
-            ),
-            ast.Import: lambda n: N.Import(names=[self._alias(a) for a in n.names]),
-            ast.ImportFrom: self._import_from,
-            ast.If: self._if,
-            ast.For: lambda n: self._for(n, None),
-            ast.AsyncFor: lambda n: self._for(n, N.Asynchronous()),
-            ast.While: lambda n: N.While(
-                test=self.expr(n.test), body=self._suite(n.body), orelse=self._else(n.orelse)
-            ),
-            ast.With: lambda n: self._with(n, None),
-            ast.AsyncWith: lambda n: self._with(n, N.Asynchronous()),
-            ast.Try: lambda n: self._try(n, cst.Try, cst.ExceptHandler),
-            ast.TryStar: lambda n: self._try(n, cst.TryStar, cst.ExceptStarHandler),
-            ast.FunctionDef: lambda n: self._function(n, None),
-            ast.AsyncFunctionDef: lambda n: self._function(n, N.Asynchronous()),
-            ast.ClassDef: self._class,
-        }
+        # each def's `name.attribute` pairs, nested code included (for replay.py), and
+        # those of the defs being built, innermost last
+        self.attributes: dict[cst.FunctionDef, frozenset[tuple[str, str]]] = {}
+        self._named: list[set[tuple[str, str]]] = []
 
     # -- the source --------------------------------------------------------------
 
@@ -231,6 +166,12 @@ class _Builder:
     def _fragment(self, node: ast.expr) -> cst.BaseExpression:
         """libcst's own node for one expression, parsed from its source (inside
         parentheses, which may span lines)."""
+        if self._named:
+            self._named[-1].update(
+                (inner.value.id, inner.attr)
+                for inner in ast.walk(node)
+                if type(inner) is ast.Attribute and type(inner.value) is ast.Name
+            )  # fmt: skip
         return cst.parse_expression(f"({self.text(node)})")
 
     # -- statements --------------------------------------------------------------
@@ -244,10 +185,10 @@ class _Builder:
         line: list[cst.BaseSmallStatement] = []
         previous: ast.stmt | None = None
         for statement in statements:
-            convert = self.statements.get(type(statement))
+            convert = _STATEMENTS.get(type(statement))
             if convert is None:
                 raise Unconvertible(type(statement).__name__)  # `match`
-            node = convert(statement)
+            node = convert(self, statement)
             if isinstance(node, cst.BaseSmallStatement):
                 if line and previous is not None and previous.end_lineno == statement.lineno:
                     line.append(node)
@@ -266,7 +207,7 @@ class _Builder:
         first = statements[0]
         before = self.lines[first.lineno - 1][: first.col_offset]
         if before.strip():
-            small = [self.statements[type(s)](s) for s in statements]
+            small = [_STATEMENTS[type(s)](self, s) for s in statements]
             if not all(isinstance(s, cst.BaseSmallStatement) for s in small):
                 raise Unconvertible("compound statement in a one-line suite")
             return N.SimpleStatementSuite(body=small)
@@ -318,11 +259,22 @@ class _Builder:
         return make(kind, body=self._suite(node.body), handlers=handlers, orelse=self._else(node.orelse), finalbody=final)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, asynchronous: cst.Asynchronous | None) -> cst.FunctionDef:
-        return N.FunctionDef(
+        self._named.append(set())
+        made = N.FunctionDef(
             name=N.Name(value=node.name), params=self._parameters(node.args),
             body=self._suite(node.body), decorators=self._decorators(node.decorator_list),
             returns=None if node.returns is None else self._annotation(node.returns), asynchronous=asynchronous,
         )  # fmt: skip
+        named = self._named.pop()
+        self.attributes[made] = frozenset(named)
+        if self._named:
+            self._named[-1] |= named
+        return made
+
+    def _attribute(self, node: ast.Attribute) -> cst.Attribute:
+        if self._named and type(node.value) is ast.Name:
+            self._named[-1].add((node.value.id, node.attr))
+        return N.Attribute(value=self.expr(node.value), attr=N.Name(value=node.attr))
 
     def _class(self, node: ast.ClassDef) -> cst.ClassDef:
         bases = [self._argument(b) for b in node.bases]
@@ -359,10 +311,10 @@ class _Builder:
     # -- expressions -------------------------------------------------------------
 
     def expr(self, node: ast.expr) -> Any:
-        convert = self.expressions.get(type(node))
+        convert = _EXPRESSIONS.get(type(node))
         if convert is None:
             raise Unconvertible(type(node).__name__)
-        return convert(node)
+        return convert(self, node)
 
     def _constant(self, node: ast.Constant) -> cst.BaseExpression:
         value = node.value
@@ -484,6 +436,84 @@ class _Builder:
             annotation=None if argument.annotation is None else self._annotation(argument.annotation),
             default=None if default is None else self.expr(default),
         )  # fmt: skip
+
+
+# How each standard node becomes libcst's, by type. Functions of the builder and the
+# node, not closures over one: a builder that its own tables referred to would be a
+# cycle, and the tree it keeps would wait for the cyclic collector.
+_EXPRESSIONS: dict[type, Callable[[_Builder, Any], Any]] = {
+    ast.Name: lambda b, n: N.Name(value=n.id),
+    ast.Attribute: _Builder._attribute,
+    ast.Call: _Builder._call,
+    ast.Constant: _Builder._constant,
+    ast.Subscript: _Builder._subscript,
+    ast.BinOp: lambda b, n: N.BinaryOperation(
+        left=b.expr(n.left), operator=_op(_BINARY, n.op), right=b.expr(n.right)
+    ),
+    ast.UnaryOp: lambda b, n: N.UnaryOperation(operator=_op(_UNARY, n.op), expression=b.expr(n.operand)),
+    ast.BoolOp: _Builder._boolean,
+    ast.Compare: _Builder._compare,
+    ast.Tuple: lambda b, n: N.Tuple(elements=b._elements(n.elts)),
+    ast.List: lambda b, n: N.List(elements=b._elements(n.elts)),
+    ast.Set: lambda b, n: N.Set(elements=b._elements(n.elts)),
+    ast.Dict: _Builder._dict,
+    ast.IfExp: lambda b, n: N.IfExp(test=b.expr(n.test), body=b.expr(n.body), orelse=b.expr(n.orelse)),
+    ast.Lambda: lambda b, n: N.Lambda(params=b._parameters(n.args), body=b.expr(n.body)),
+    ast.NamedExpr: lambda b, n: N.NamedExpr(target=b.expr(n.target), value=b.expr(n.value)),
+    ast.Await: lambda b, n: N.Await(expression=b.expr(n.value)),
+    ast.Yield: lambda b, n: N.Yield(value=None if n.value is None else b.expr(n.value)),
+    ast.YieldFrom: lambda b, n: N.Yield(value=N.From(item=b.expr(n.value))),
+    ast.ListComp: lambda b, n: N.ListComp(elt=b.expr(n.elt), for_in=b._for_in(n.generators)),
+    ast.SetComp: lambda b, n: N.SetComp(elt=b.expr(n.elt), for_in=b._for_in(n.generators)),
+    ast.GeneratorExp: lambda b, n: N.GeneratorExp(elt=b.expr(n.elt), for_in=b._for_in(n.generators)),
+    ast.DictComp: lambda b, n: N.DictComp(
+        key=b.expr(n.key), value=b.expr(n.value), for_in=b._for_in(n.generators)
+    ),
+    ast.JoinedStr: _Builder._fragment,
+    ast.Starred: lambda b, n: N.StarredElement(value=b.expr(n.value)),
+}
+_STATEMENTS: dict[type, Callable[[_Builder, Any], Any]] = {
+    ast.Expr: _Builder._expression_statement,
+    ast.Assign: lambda b, n: N.Assign(
+        targets=[N.AssignTarget(target=b.expr(t)) for t in n.targets], value=b.expr(n.value)
+    ),
+    ast.AugAssign: lambda b, n: N.AugAssign(
+        target=b.expr(n.target), operator=_op(_AUGMENTED, n.op), value=b.expr(n.value)
+    ),
+    ast.AnnAssign: lambda b, n: N.AnnAssign(
+        target=b.expr(n.target), annotation=b._annotation(n.annotation),
+        value=None if n.value is None else b.expr(n.value),
+    ),  # fmt: skip
+    ast.Return: lambda b, n: N.Return(value=None if n.value is None else b.expr(n.value)),
+    ast.Pass: lambda b, n: N.Pass(),
+    ast.Break: lambda b, n: N.Break(),
+    ast.Continue: lambda b, n: N.Continue(),
+    ast.Raise: lambda b, n: N.Raise(
+        exc=None if n.exc is None else b.expr(n.exc),
+        cause=None if n.cause is None else N.From(item=b.expr(n.cause)),
+    ),  # fmt: skip
+    ast.Assert: lambda b, n: N.Assert(test=b.expr(n.test), msg=None if n.msg is None else b.expr(n.msg)),
+    ast.Delete: _Builder._delete,
+    ast.Global: lambda b, n: N.Global(names=[N.NameItem(name=N.Name(value=x)) for x in n.names]),
+    ast.Nonlocal: lambda b, n: N.Nonlocal(
+        names=[N.NameItem(name=N.Name(value=x)) for x in n.names]
+    ),
+    ast.Import: lambda b, n: N.Import(names=[b._alias(a) for a in n.names]),
+    ast.ImportFrom: _Builder._import_from,
+    ast.If: _Builder._if,
+    ast.For: lambda b, n: b._for(n, None),
+    ast.AsyncFor: lambda b, n: b._for(n, N.Asynchronous()),
+    ast.While: lambda b, n: N.While(
+        test=b.expr(n.test), body=b._suite(n.body), orelse=b._else(n.orelse)
+    ),
+    ast.With: lambda b, n: b._with(n, None),
+    ast.AsyncWith: lambda b, n: b._with(n, N.Asynchronous()),
+    ast.Try: lambda b, n: b._try(n, cst.Try, cst.ExceptHandler),
+    ast.TryStar: lambda b, n: b._try(n, cst.TryStar, cst.ExceptStarHandler),
+    ast.FunctionDef: lambda b, n: b._function(n, None),
+    ast.AsyncFunctionDef: lambda b, n: b._function(n, N.Asynchronous()),
+    ast.ClassDef: _Builder._class,
+}
 
 
 def _identifiers_as_written(source: str) -> bool:

@@ -12,6 +12,8 @@ SPEEDUPS = (
     "pieces",  # a long module parsed in pieces of whole top-level statements, joined
     "quick",  # modeled first on the tree quick_tree.py builds from the standard parser's
     "ordered",  # the first round in import order, answered from the summaries before it
+    "loops",  # a loop's second pass left out where the first changed nothing it reads
+    "replay",  # a method's second run replayed from its first where it would start the same
 )
 
 _OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())

@@ -11,6 +11,40 @@ HAZARD_FIXED = HAZARD.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int6
 # The accumulator is returned: the fix is unsafe, plain --fix leaves it alone.
 UNSAFE = "import torch\ndef f(xs):\n    acc = torch.zeros(1)\n    for x in xs:\n        acc += (x == 0).sum()\n    return acc\n"
 
+# A module's state: bound in __init__, read in forward (replayed), counted into in a
+# loop (run again), a buffer counted into with ones after it is stored (a creation
+# changed: the methods before it run again), and a helper the others ask about.
+STATEFUL = """import torch
+
+
+class Counter(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("seen", torch.zeros(n))
+        self.total = torch.zeros(1)
+        self.hist = torch.zeros(n)
+
+    def forward(self, xs, idx):
+        for x in xs:
+            self.total += (x == 0).sum()
+            self.count_into(idx)
+        return self.report()
+
+    def count_into(self, idx):
+        kept = self.hist
+        self.last = kept
+        self.hist.index_add_(0, idx, torch.ones_like(idx, dtype=torch.float))
+
+    def report(self):
+        out = {"total": self.total.item(), "n": len(self.seen)}
+        for key in out:
+            print(key)
+        return out
+
+    def late(self):
+        self.total = self.total + 1.0
+"""
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:

@@ -195,3 +195,21 @@ def test_diff_base_keeps_the_findings_of_a_changed_notebook_only(tmp_path):
     write_notebook(path, data)
     changed = run_cli("check", "--no-cache", "--output-format", "concise", "--diff-base", "HEAD", ".", cwd=tmp_path)
     assert changed.returncode == 1 and changed.stdout.startswith("nb.ipynb:cell 3:1:7: PH001")
+
+
+def test_a_notebook_checked_again_unchanged_is_served_from_the_cache(tmp_path):
+    # the cache keys a notebook on its code cells joined (what was checked), not on
+    # the file's JSON: a lookup that hashed the file never found it, and every run
+    # checked every notebook again
+    write_notebook(tmp_path / "nb.ipynb", COUNTING)
+    assert run_cli("check", "nb.ipynb", cwd=tmp_path).returncode == 1
+    (cache_file,) = (tmp_path / ".precision-lint-cache").glob("v*/results-*.json")
+    data = json.loads(cache_file.read_text())
+    (entry,) = data["entries"].values()
+    assert [d["code"] for d in entry["diagnostics"]] == ["PH001"]
+    entry["diagnostics"] = []  # what a run served from the cache reports
+    cache_file.write_text(json.dumps(data))
+    again = run_cli("check", "nb.ipynb", cwd=tmp_path)
+    assert again.returncode == 0 and "All checks passed" in again.stdout
+    write_notebook(tmp_path / "nb.ipynb", notebook(*COUNTING["cells"], code(["y = 1"])))
+    assert run_cli("check", "nb.ipynb", cwd=tmp_path).returncode == 1  # changed: checked again

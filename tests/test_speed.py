@@ -15,7 +15,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from conftest import HAZARD, REPO, UNSAFE
+from conftest import HAZARD, REPO, STATEFUL, UNSAFE
 from precision_lint import positions
 from precision_lint.catalog import entry_by_code_or_name, rule_codes, rule_entries
 from precision_lint.config import Settings
@@ -208,6 +208,29 @@ def test_collection_stays_off_where_it_was_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("source", [STATEFUL, HAZARD, UNSAFE, STATEFUL.replace("torch.zeros(1)", "0")])
+def test_a_checked_file_leaves_no_cycles_of_ours(source):
+    """Collection is paused while a file is checked, so the trees and models must be
+    freed by reference counting: a cycle would keep a whole tree until the next
+    collection (and a collection per file costs more than it frees)."""
+    from precision_lint.engine import check_module
+
+    gc.collect()
+    gc.disable()
+    try:
+        result = check_module(source, "m.py", frozenset({"PH001", "PH002", "PH003", "PH004", "PH005", "PH006"}))
+        assert result.summary is not None
+        del result
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        ours = [o for o in gc.garbage if type(o).__module__.startswith(("precision_lint", "libcst"))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert ours == []
 
 
 # -- rule catalog --------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 import libcst as cst
 
@@ -126,7 +126,10 @@ def only_lengths(lengths: Iterable[bool], dtype: DType | None) -> bool:
 class AccumulatorLog:
     """Facts per creation, deduplicated: loops are interpreted more than once. Each
     fact is tagged with the function that recorded it (`scope`), so a function
-    interpreted again (with what its call sites pass) replaces its own facts."""
+    interpreted again (with what its call sites pass) replaces its own facts.
+
+    While not recording, the facts are kept in `missed` (when set) as calls that
+    record them, so a run that was not recorded can be replayed (semantic.py)."""
 
     def __init__(self) -> None:
         self._by_creation: dict[int, Accumulator] = {}
@@ -135,6 +138,9 @@ class AccumulatorLog:
         self._recorded: dict[str, list[tuple[tuple, Accumulator, object]]] = {}
         self.recording = True
         self.scope = ""
+        self.missed: list[tuple[Callable[..., None], tuple]] | None = None
+        # how many times a fact of an existing creation changed (expressions.mark)
+        self.changes = 0
 
     def _accumulator(self, creation: Creation) -> Accumulator:
         key = id(creation)
@@ -143,8 +149,12 @@ class AccumulatorLog:
         return self._by_creation[key]
 
     def record_add(self, creation: Creation, add: Add) -> None:
+        if not self.recording:
+            if self.missed is not None:
+                self.missed.append((self._in_scope, (self.scope, self.record_add, creation, add)))
+            return
         key = (id(creation), id(add.statement), (add.kind, add.dtype_after))
-        if not self.recording or key in self._seen:
+        if key in self._seen:
             return
         self._seen.add(key)
         accumulator = self._accumulator(creation)
@@ -152,13 +162,24 @@ class AccumulatorLog:
         self._recorded.setdefault(self.scope, []).append((key, accumulator, add))
 
     def record_use(self, creation: Creation, use: Use) -> None:
+        if not self.recording:
+            if self.missed is not None:
+                self.missed.append((self._in_scope, (self.scope, self.record_use, creation, use)))
+            return
         key = (id(creation), id(use.node), use.effect, use.fate)
-        if not self.recording or key in self._seen:
+        if key in self._seen:
             return
         self._seen.add(key)
         accumulator = self._accumulator(creation)
         accumulator.uses.append(use)
         self._recorded.setdefault(self.scope, []).append((key, accumulator, use))
+
+    def _in_scope(self, scope: str, record: Callable[[Creation, Any], None], creation: Creation, fact: Any) -> None:
+        outer, self.scope = self.scope, scope
+        try:
+            record(creation, fact)
+        finally:
+            self.scope = outer
 
     def forget(self, scope: str) -> None:
         """Drop the facts `scope` (or a function nested in it) recorded."""

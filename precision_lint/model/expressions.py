@@ -4,7 +4,7 @@ torch_calls, what operations do to values in operations."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import libcst as cst
 
@@ -74,11 +74,32 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         """Hook for class analysis, which collects what each `self.x` is bound to."""
         return value
 
-    def creation(self, node: cst.CSTNode, dtype: DType | None, dtype_source: str | None = None) -> Creation:
+    def creation(self, node: cst.CSTNode, dtype: DType | None, dtype_source: str | None = None, **facts: Any) -> Creation:
+        """The tensor made at `node` (one per node, whichever pass makes it first), with
+        `facts` (its fields: `scalar=True`) set; `parents` are added to those it has."""
         existing = self.creations.get(id(node))
         if existing is None:
-            existing = self.creations[id(node)] = Creation(node, dtype, self.scope, dtype_source, loops=tuple(self.loop_stack))
+            existing = self.creations[id(node)] = Creation(
+                node, dtype, self.scope, dtype_source, loops=tuple(self.loop_stack), **facts
+            )
+        elif facts:
+            if "parents" in facts:
+                facts["parents"] = existing.parents | facts["parents"]
+            self.mark(existing, **facts)
         return existing
+
+    def mark(self, creation: Creation, **facts: Any) -> None:
+        """Set facts of a creation that exists already. A change is counted
+        (`log.changes`): a run under way, or done, may have seen it without them
+        (semantic.py replays a method's run only where none changed since it began)."""
+        for name, value in facts.items():
+            if getattr(creation, name) != value:
+                setattr(creation, name, value)
+                self.log.changes += 1
+
+    def used_under_autocast(self, use: AutocastUse) -> None:
+        """Hook: a matmul-like op that takes positions runs under autocast."""
+        self.autocast_uses.append(use)
 
     def outlives_here(self, creation: Creation) -> bool:
         """Whether a tensor lasts longer than one pass through the code here: module
@@ -93,9 +114,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         `h.tolist()`): a tally of its own, so where it goes is where their counts go."""
         if not parents:
             return value
-        creation = self.creation(node, value.dtype if value.is_tensor else None)
-        creation.tally = True
-        creation.parents = creation.parents | parents
+        creation = self.creation(node, value.dtype if value.is_tensor else None, tally=True, parents=parents)
         return value.with_origins(value.origins | {creation})
 
     def qualified_name(self, node: cst.BaseExpression, env: Env) -> str | None:
@@ -197,9 +216,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
             return None
         if not whole:
             return None
-        creation = self.creation(node, None)
-        creation.from_default = True  # `0.0 + count_tensor` takes the default dtype
-        creation.scalar = True
+        creation = self.creation(node, None, from_default=True, scalar=True)  # `0.0 + counts`: the default dtype
         return Value(Kind.PY_FLOAT, origins=frozenset({creation}))
 
     def _name(self, node: cst.Name, env: Env) -> Value:
@@ -327,7 +344,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         # in no region here, it runs under autocast when its caller does: a layer's
         # forward does, a test's or a script's own function is no layer's
         if region is True or (region is None and self.in_module):
-            self.autocast_uses.append(AutocastUse(node, region))
+            self.used_under_autocast(AutocastUse(node, region))
 
     # -- calls -----------------------------------------------------------------
     def call(self, node: cst.Call, env: Env) -> Value:

@@ -6,16 +6,19 @@ from dataclasses import replace
 
 import libcst as cst
 
+from .. import speedups
 from .accumulators import Effect, Fate
 from .autocast import region_of
 from .containers import element_of
 from .dtypes import CONVERSION_METHODS
 from .expressions import Env, ExpressionEvaluator, find_arg, public_attribute, same_place, target_key
+from .reads import loop_reads, root_name
 from .syntax import item_key
 from .values import UNKNOWN, Kind, Value, join
 from .walk import walk
 
 _ADD_OPS = (cst.AddAssign, cst.SubtractAssign)
+LOOPS_SKIP = speedups.enabled("loops")
 
 
 def join_env(a: Env, b: Env) -> Env:
@@ -38,6 +41,7 @@ class ScopeInterpreter(ExpressionEvaluator):
         super().__init__(*args, **kwargs)
         self.loop_depth = 0
         self.returned: Value | None = None  # what the body returns (joined), None if it never does
+        self.loop_reads: dict[int, frozenset[str]] = {}  # by id() of the loop; a model's interpreters share it
 
     def run(self, body: cst.BaseSuite | list[cst.BaseStatement] | tuple, env: Env) -> Env:
         return self.exec_block(_statements(body), env)
@@ -114,19 +118,32 @@ class ScopeInterpreter(ExpressionEvaluator):
         self.loop_depth += 1
         self.loop_stack.append(id(statement))
         try:
-            for _ in range(self.LOOP_PASSES):
+            for number in range(self.LOOP_PASSES):
                 if type(statement) is cst.For:
                     current = dict(current)
                     self.bind(statement.target, item, current, statement)
                 else:
                     self.eval(statement.test, current)
-                current = join_env(current, self.run(statement.body, dict(current)))
+                started = current
+                current = join_env(started, self.run(statement.body, dict(started)))
+                if number == 0 and LOOPS_SKIP and not self._reads_changed(statement, started, current):
+                    break  # the next pass would see what this one saw, and record the same
         finally:
             self.loop_stack.pop()
             self.loop_depth -= 1
         if statement.orelse is not None:
             current = self.run(statement.orelse.body, current)
         return current
+
+    def _reads_changed(self, loop: cst.For | cst.While, before: Env, after: Env) -> bool:
+        """Whether the loop reads a binding its pass changed (or made)."""
+        changed = [key for key, value in after.items() if before.get(key) is not value]
+        if not changed:
+            return False
+        if id(loop) not in self.loop_reads:
+            loop_reads(loop, self.loop_reads)
+        reads = self.loop_reads[id(loop)]
+        return any(root_name(key, self.self_name) in reads for key in changed)
 
     def _tested_alone(self, test: cst.BaseExpression, env: Env) -> None:
         """`if lo == hi:` takes the truth of the comparison, which a tensor has only
@@ -339,7 +356,7 @@ class ScopeInterpreter(ExpressionEvaluator):
     def _bind_place(self, key: str, value: Value, env: Env, accumulated: bool) -> None:
         """Bind `key`; a dict's string keys become places of their own
         (`state = {"step": t}` binds `state['step']`), and rebinding drops old ones."""
-        if not accumulated:
+        if not accumulated and "\n" + key + "[" in "\n" + "\n".join(env):  # one scan, in C
             items = key + "["
             for stale in [k for k in env if k.startswith(items)]:
                 del env[stale]

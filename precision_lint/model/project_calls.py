@@ -141,8 +141,7 @@ class ProjectCalls:
             returns = _with_via(returns, via)
             if returns.is_tensor and returns.dtype is not None and not returns.origins:
                 # a tensor another module makes and hands over: an accumulator here
-                made = self.creation(node, returns.dtype, returns.dtype_source)
-                made.remote = via
+                made = self.creation(node, returns.dtype, returns.dtype_source, remote=via)
                 returns = returns.with_origins(frozenset({made}))
         return returns
 

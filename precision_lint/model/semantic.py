@@ -4,6 +4,8 @@ index, into other modules') resolved to what those functions return."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable
 
 import libcst as cst
 
@@ -32,8 +34,10 @@ from .summaries import (
 )
 from .accumulators import Fate
 from .lifecycle import construction_methods, restored_attributes
+from .replay import Run, attributes_read, state_read_unchanged
 from .runtime_dtype import names_positions
 from .values import UNKNOWN, CallFact, Creation, Kind, Value
+from .. import speedups
 
 # Functions whose call sites pass something the rules can use (a count, an
 # accumulator, a dtype) are interpreted again with it, after the module's pass; a
@@ -114,8 +118,7 @@ class _Interpretation:
     """The state of interpreting the module: its facts, values, summaries and call
     sites, and the parameter values its functions were given."""
 
-    def __init__(self, builder: "_ModelBuilder", params: dict[str, dict[str, Value]]) -> None:
-        self.builder = builder
+    def __init__(self, params: dict[str, dict[str, Value]]) -> None:
         self.params = params
         self.log = AccumulatorLog()
         self.values: dict[int, Value] = {}
@@ -134,22 +137,33 @@ class _Interpretation:
 class _ModelBuilder:
     """Builds the model; answers the interpreter's questions about callees."""
 
-    def __init__(self, module: cst.Module, module_name: str, project: ExternalSummaries, package: str | None = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        module_name: str,
+        project: ExternalSummaries,
+        package: str | None = None,
+        attributes_named: Callable[[cst.FunctionDef], frozenset[tuple[str, str]] | None] | None = None,
+    ) -> None:
         self.module = module
+        self.attributes_named = attributes_named
         self.module_name = module_name
         self.project = project
         self.imports = collect_imports(module, package if package is not None else module_name.rpartition(".")[0])
         self.definitions = collect_definitions(module, module_name, self.imports)
         self.creations: dict[int, Creation] = {}
-        self.current: _Interpretation = _Interpretation(self, {})
+        self.current: _Interpretation = _Interpretation({})
         self._construction: frozenset[str] | None = None  # methods run only while building
         self._restored: dict[str, frozenset[str]] = {}  # class -> `self.x` it makes float32 again
+        self.loop_reads: dict[int, frozenset[str]] = {}  # what each loop reads (reads.py)
+        self._runs: list[Run] = []  # the interpretations under way, innermost last
+        self._attributes: dict[str, frozenset[str]] = {}  # method -> the `self.x` it names
 
     # -- the module, then the functions its call sites give more to -----------------
     def build(self) -> SemanticModel:
         external = {q: self.project.param_values(q) for q in self.definitions.functions}
         params = {q: values for q, values in external.items() if values}
-        self.current = _Interpretation(self, params)
+        self.current = _Interpretation(params)
         self._run_module()
         for _ in range(MAX_PARAMETER_ROUNDS):
             given = self._given_by_call_sites(external)
@@ -226,6 +240,8 @@ class _ModelBuilder:
         interpreter.owner = owner
         interpreter.in_module = owner is not None and self._is_torch_module(owner)
         interpreter.autocast_uses = run.autocast_uses
+        interpreter.used_under_autocast = self._used_under_autocast  # type: ignore[method-assign]
+        interpreter.loop_reads = self.loop_reads
         return interpreter
 
     def _ensure_function(self, info: FunctionInfo) -> None:
@@ -241,8 +257,17 @@ class _ModelBuilder:
             run.log.recording = recording
 
     def _interpret(self, info: FunctionInfo, state: Env, self_name: str | None) -> Env:
+        return self._interpret_run(info, state, self_name, self._new_run(state))[0]
+
+    def _new_run(self, state: Env) -> Run:
+        log = self.current.log
+        return Run(state, log.changes, effects=None if log.recording else [])
+
+    def _interpret_run(self, info: FunctionInfo, state: Env, self_name: str | None, record: Run) -> tuple[Env, Run]:
         run = self.current
         run.in_progress.add(info.qualified)
+        self._runs.append(record)
+        missed, run.log.missed = run.log.missed, record.effects
         try:
             env = dict(state)
             given = run.params.get(info.qualified, {})
@@ -275,8 +300,10 @@ class _ModelBuilder:
             run.summaries[info.qualified] = _summary(info, returns)
             if run.log.recording:
                 self._nested(info)
-            return result
+            return result, record
         finally:
+            run.log.missed = missed
+            self._runs.pop()
             run.in_progress.discard(info.qualified)
 
     def _construction_methods(self) -> frozenset[str]:
@@ -329,11 +356,13 @@ class _ModelBuilder:
             state = run.class_states.setdefault(info.qualified, {})
             methods = list(info.methods.values())
             run.log.recording = False
-            for method in methods:
-                self._method(method, state)
+            first = [self._method(method, state) for method in methods]
             run.log.recording = True
-            for method in methods:
-                self._method(method, state)
+            for method, record in zip(methods, first):
+                if self._would_repeat(method, record, state):
+                    self._replay(method, record)
+                else:
+                    self._method(method, state)
                 run.done.add(method.qualified)
         finally:
             run.in_progress.discard(info.qualified)
@@ -345,21 +374,57 @@ class _ModelBuilder:
                 else:
                     self._local_definition(inner, f"{info.qualified[len(self.module_name) + 1 :]}.")
 
-    def _method(self, method: FunctionInfo, state: Env) -> None:
+    def _method(self, method: FunctionInfo, state: Env) -> Run:
         self_name = method.params[0] if method.receives_self else None
-        self._interpret(method, dict(state), self_name)
+        started = dict(state)
+        return self._interpret_run(method, started, self_name, self._new_run(started))[1]
+
+    def _would_repeat(self, method: FunctionInfo, record: Run, state: Env) -> bool:
+        """Whether running `method` again would do just what its first run did (replay.py)."""
+        if not speedups.enabled("replay") or record.effects is None or record.changes != self.current.log.changes:
+            return False
+        if not state_read_unchanged(record, state, lambda: self._attributes_of(method)):
+            return False
+        return all(self._same_answer(callee, answer) for callee, answer in record.asked)
+
+    def _attributes_of(self, method: FunctionInfo) -> frozenset[str]:
+        if method.qualified not in self._attributes:
+            named = self.attributes_named(method.node) if self.attributes_named is not None else None
+            self._attributes[method.qualified] = attributes_read(method, named)
+        return self._attributes[method.qualified]
+
+    def _same_answer(self, qualified: str, answer: FunctionSummary | None) -> bool:
+        """Whether `function(qualified)` would answer `answer` now, doing nothing else."""
+        run = self.current
+        if qualified not in self.definitions.functions:
+            return True  # the project's: its answers do not change while a module is built
+        if qualified in run.summaries:
+            return run.summaries[qualified] == answer
+        return qualified in run.in_progress and answer is None
+
+    def _replay(self, method: FunctionInfo, record: Run) -> None:
+        """Do what a recorded run of `method` would: its first run's effects, then its
+        nested definitions (which a recorded run interprets at its end)."""
+        run = self.current
+        run.in_progress.add(method.qualified)
+        self._runs.append(Run({}, 0))  # what the replay does is no run's own
+        try:
+            record.replay()
+            self._nested(method)
+        finally:
+            self._runs.pop()
+            run.in_progress.discard(method.qualified)
 
     def _attribute_collector(self, owner: str | None):
-        state = self.current.class_states.setdefault(owner or "", {})
+        return partial(self._collect, self.current.class_states.setdefault(owner or "", {}))
 
-        def collect(key: str, value: Value, accumulated: bool) -> Value:
-            # An accumulation keeps the attribute's creations; only rebinding widens it.
-            if key.startswith("self.") and not accumulated:
-                previous = state.get(key)
-                state[key] = value if previous is None else join(previous, value)
-            return value
-
-        return collect
+    def _collect(self, state: Env, key: str, value: Value, accumulated: bool) -> Value:
+        # An accumulation keeps the attribute's creations; only rebinding widens it.
+        if key.startswith("self.") and not accumulated:
+            previous = state.get(key)
+            state[key] = value if previous is None else join(previous, value)
+            self._runs[-1].note(self._collect, state, key, value, accumulated)
+        return value
 
     def _is_torch_module(self, cls: str) -> bool:
         """Whether `cls` derives from a torch.nn class (through project bases too)."""
@@ -377,6 +442,12 @@ class _ModelBuilder:
 
     # -- what the interpreter asks (project_calls.Callees) ----------------------------
     def function(self, qualified: str) -> FunctionSummary | None:
+        answer = self._function(qualified)
+        if self._runs and qualified in self.definitions.functions:
+            self._runs[-1].asked.append((qualified, answer))
+        return answer
+
+    def _function(self, qualified: str) -> FunctionSummary | None:
         run = self.current
         info = self.definitions.functions.get(qualified)
         if info is None:
@@ -400,10 +471,14 @@ class _ModelBuilder:
 
     def record_site(self, qualified: str, bindings: dict[str, Value]) -> None:
         self.current.sites.setdefault(qualified, []).append(bindings)
+        if self._runs:
+            self._runs[-1].note(self.record_site, qualified, bindings)
 
     def record_call(self, qualified: str, node: cst.Call, values) -> None:
         if qualified in self.definitions.functions or qualified.startswith(f"{self.module_name}."):
             return  # this module's own: bound by record_site
+        if self._runs:
+            self._runs[-1].note(self.record_call, qualified, node, values)
         run = self.current
         if any(arg.star for arg in node.args) or not any(v.passes_facts for v in values):
             run.opaque_calls.add(qualified)
@@ -411,6 +486,11 @@ class _ModelBuilder:
         positional = [v.without_origins() for a, v in zip(node.args, values) if a.keyword is None]
         keywords = {a.keyword.value: v.without_origins() for a, v in zip(node.args, values) if a.keyword is not None}
         run.external_calls.setdefault(qualified, []).append((positional, keywords))
+
+    def _used_under_autocast(self, use: AutocastUse) -> None:
+        self.current.autocast_uses.append(use)
+        if self._runs:
+            self._runs[-1].note(self._used_under_autocast, use)
 
     def follows(self, qualified: str) -> bool:
         return qualified in self.current.params
@@ -440,10 +520,13 @@ def build_model(
     module_name: str = "__main__",
     project: ExternalSummaries | None = None,
     package: str | None = None,
+    attributes_named: Callable[[cst.FunctionDef], frozenset[tuple[str, str]] | None] | None = None,
 ) -> SemanticModel:
     """`module_name` qualifies the module's own definitions; `package` is what a
-    relative import starts from (the module's parent, or itself for `__init__.py`)."""
-    return _ModelBuilder(module, module_name, project or NoProject(), package).build()
+    relative import starts from (the module's parent, or itself for `__init__.py`);
+    `attributes_named` tells the `name.attribute` pairs of a def where the tree knows
+    them (quick_tree.py), which saves walking it."""
+    return _ModelBuilder(module, module_name, project or NoProject(), package, attributes_named).build()
 
 
 __all__ = ["SemanticModel", "build_model", "bind_arguments"]

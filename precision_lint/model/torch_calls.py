@@ -209,9 +209,11 @@ class TorchCalls:
             elif qualified == "torch.full" and data is not None and data.count and not (dtype and dtype.is_floating):
                 count = True
         source = self._dtype_source(node, values)
-        creation = self.creation(node, dtype, source)
-        creation.from_default = (not present and dtype == DEFAULT_FLOAT) or source == DEFAULT_DTYPE
-        creation.scalar = one_element(node, qualified)
+        creation = self.creation(
+            node, dtype, source,
+            from_default=(not present and dtype == DEFAULT_FLOAT) or source == DEFAULT_DTYPE,
+            scalar=one_element(node, qualified),
+        )  # fmt: skip
         return Value(
             Kind.TENSOR, dtype, zero_dim, count=count, mask=dtype == BOOL or qualified in api.ONES,
             origins=frozenset({creation}), float_count=float_count,
@@ -222,8 +224,7 @@ class TorchCalls:
     # -- counting with float ones (PH006) -------------------------------------------------
     def tally_root(self, node: cst.Call, dtype: DType | None) -> Value:
         """The result of counting with float ones (`torch.histc(x)`): a tally."""
-        creation = self.creation(node, dtype)
-        creation.tally = True
+        creation = self.creation(node, dtype, tally=True)
         return Value.tensor(dtype, False, origins=frozenset({creation}))
 
     def adds_ones(self, value: Value) -> bool:
@@ -249,7 +250,7 @@ class TorchCalls:
         if source is None or not self.adds_ones(source):
             return None
         for creation in receiver.origins:
-            creation.tally = True
+            self.mark(creation, tally=True)
         return Fate.KEPT if any(self.outlives_here(c) for c in receiver.origins) else Fate.LOCAL
 
     def _template_dtype(self, node: cst.BaseExpression | None, template: Value) -> tuple[DType | None, str | None]:
@@ -281,10 +282,11 @@ class TorchCalls:
         else:
             return None
         self._consume_args(node, values, Effect.SAFE, f"argument of .{method}()")
-        made = self.creation(node, dtype)
-        made.scalar = any(creation.scalar for creation in receiver.origins)
-        if receiver.tallies and dtype.is_floating and dtype is not FLOAT64:
-            made.tally, made.parents = True, made.parents | receiver.tallies  # `torch.histc(x).half()`
+        scalar = any(creation.scalar for creation in receiver.origins)
+        if receiver.tallies and dtype.is_floating and dtype is not FLOAT64:  # `torch.histc(x).half()`
+            made = self.creation(node, dtype, scalar=scalar, tally=True, parents=receiver.tallies)
+        else:
+            made = self.creation(node, dtype, scalar=scalar)
         return replace(convert(receiver, dtype), origins=frozenset({made}))
 
     def _numpy_creation(self, qualified: str, attr: str, node: cst.Call, values: Sequence[Value]) -> Value:
@@ -310,7 +312,7 @@ class TorchCalls:
         # `FloatTensor([float(n)])` wraps data; `HalfTensor(b, c, t)` only takes a shape
         data = node.args[0].value if node.args and type(node.args[0].value) in (cst.List, cst.Tuple) else None
         wrapped = data is not None and _wraps_counts(self._elements(data, values[0]), dtype)
-        self.creation(node, dtype).scalar = one_element(node, "torch.tensor")
+        self.creation(node, dtype, scalar=one_element(node, "torch.tensor"))
         return Value.tensor(dtype, False, origins=frozenset({self.creation(node, dtype)})).with_float_count(
             id(node) if wrapped else 0
         )
@@ -424,7 +426,7 @@ class TorchCalls:
             return UNKNOWN
         key = f"self.{name_arg.value.evaluated_value}"
         for creation in tensor.origins:
-            creation.module_state = True  # `model.half()` casts it with the module
+            self.mark(creation, module_state=True)  # `model.half()` casts it with the module
         if tensor.tallies:
             self.consume(tensor, tensor_arg, Effect.SAFE, f"made module state with {method}()", Fate.KEPT)
         if method == api.REGISTER_BUFFER:
@@ -502,8 +504,7 @@ class TorchCalls:
             source = self._dtype_source(node, values)
             if not present:
                 dtype, source = self._template_dtype(node.func.value, receiver)
-            creation = self.creation(node, dtype, source)
-            creation.scalar = one_element(node, "torch.zeros")
+            creation = self.creation(node, dtype, source, scalar=one_element(node, "torch.zeros"))
             made = Value.tensor(dtype, None, mask=method in api.ONES, origins=frozenset({creation}))
             return made.with_source(source)
         if method in api.CUMULATIVE_METHODS:

@@ -46,6 +46,34 @@ def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                     yield item
 
 
+# fields that hold only layout (whitespace, comments, parentheses, punctuation)
+_LAYOUT = frozenset(
+    {
+        "lpar", "rpar", "leading_lines", "trailing_whitespace", "leading_whitespace", "header", "footer",
+        "indent", "semicolon", "comma", "equal", "colon", "dot", "lbracket", "rbracket", "lbrace", "rbrace",
+        "first_colon", "second_colon", "lines_after_decorators",
+    }
+)  # fmt: skip
+
+
+@lru_cache(maxsize=None)
+def _code_fields(node_type: type) -> tuple[str, ...]:
+    return tuple(name for name in _child_fields(node_type) if name not in _LAYOUT and not name.startswith("whitespace"))
+
+
+def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The children of `node` that hold code: iter_children without the layout."""
+    found = []
+    for name in _code_fields(type(node)):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind in _NODE_TYPES:
+            found.append(value)
+        elif kind is list or kind is tuple:
+            found.extend(item for item in value if type(item) in _NODE_TYPES)
+    return found
+
+
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node below `node` (not `node` itself), depth first."""
     stack = list(iter_children(node))

@@ -160,8 +160,9 @@ class ProjectIndex(ProjectNames):
         self._imports: ImportGraph | None = None  # built when evidence is settled, not each round
         self._params: dict[str, list[dict[str, Value]]] | None = None
         self._opaque: set[str] = set()
-        # many files ask about the same names, each round: each answered once
+        # many files ask about the same names, each round: each answered (and weighed) once
         self._answers: dict[str, Any] = {}
+        self._fingerprints: dict[str, str] = {}
 
     def facts_for(self, path: str) -> ProjectFacts:
         """The evidence that can concern one file: what a module shows about running
@@ -235,7 +236,9 @@ class ProjectIndex(ProjectNames):
         return {"answers": {key: self.answer(key) for key in keys}, "evidence": [list(e.__dict__.values()) for e in self.facts.evidence]}
 
     def fingerprint(self, key: str) -> str:
-        return fingerprint(key, self.answer(key))
+        if key not in self._fingerprints:
+            self._fingerprints[key] = fingerprint(key, self.answer(key))
+        return self._fingerprints[key]
 
 
 def _path_of(evidence: Evidence) -> str:

@@ -1,0 +1,125 @@
+"""The speed-ups inside the model ("loops": a loop's second pass left out where the
+first changed nothing it reads; "replay": a method's second run replayed from its
+first where it would start from the same) change nothing the model holds: every
+value, call, creation, accumulator fact and summary is the same with and without
+them. benchmarks/same_model.py holds real trees to the same comparison."""
+from __future__ import annotations
+
+import sys
+
+import libcst as cst
+import pytest
+
+from conftest import REPO, STATEFUL
+from precision_lint.model import semantic
+from precision_lint.model.interpreter import ScopeInterpreter
+from precision_lint.quick_tree import quick_module
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from same_model import MODEL_SPEEDUPS, built, first_difference  # noqa: E402
+
+ALL = frozenset(MODEL_SPEEDUPS)
+NONE: frozenset[str] = frozenset()
+
+LOOPS = """import torch
+
+
+def f(batches):
+    tokens = torch.zeros(1)
+    names = []
+    for batch in batches:
+        out = batch.view(-1)
+        names.append(out.shape)
+        for row in out:
+            print(row)
+    for batch in batches:
+        tokens += (batch != 0).sum()
+    return tokens, names
+"""
+
+
+def _sources() -> list[tuple[str, str]]:
+    found = [("stateful", STATEFUL), ("loops", LOOPS)]
+    for path in sorted((REPO / "tests").glob("fixtures/**/*.py")) + sorted((REPO / "tests").glob("projects/**/*.py")):
+        found.append((str(path.relative_to(REPO)), path.read_text()))
+    return found
+
+
+def _trees(source: str) -> list[cst.Module]:
+    quick = quick_module(source)
+    return [cst.parse_module(source)] + ([quick.module] if quick is not None else [])
+
+
+@pytest.mark.parametrize("name,source", _sources(), ids=[name for name, _ in _sources()])
+def test_the_model_holds_the_same_with_and_without_its_speedups(name, source):
+    for module in _trees(source):
+        assert first_difference(built(module, "m", NONE), built(module, "m", ALL)) is None
+
+
+def test_the_comparison_sees_a_difference():
+    module = cst.parse_module(LOOPS)
+    other = cst.parse_module(LOOPS.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int64)"))
+    assert first_difference(built(module, "m", ALL), built(module, "m", ALL)) is None
+    mine = built(module, "m", ALL)
+    theirs = built(other, "m", ALL)
+    # the trees differ, so compare what does not name nodes: the summaries' dtypes
+    assert repr(mine["summaries"]).count("float32") != repr(theirs["summaries"]).count("float32")
+
+
+def _count(monkeypatch, owner, name) -> list:
+    calls: list = []
+    real = getattr(owner, name)
+
+    def counted(self, *args, **kwargs):
+        calls.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_a_loop_whose_pass_changes_nothing_it_reads_runs_once(monkeypatch):
+    module = cst.parse_module(LOOPS)
+    outer, _ = [s for s in module.body[1].body.body if type(s) is cst.For]
+    inner = outer.body.body[2]
+    runs = _count(monkeypatch, ScopeInterpreter, "run")
+    built(module, "m", ALL)
+    fast = [id(body) for body, _ in runs]
+    runs.clear()
+    built(module, "m", NONE)
+    slow = [id(body) for body, _ in runs]
+    # `for row in out: print(row)` binds nothing it reads: one pass, each time round
+    assert slow.count(id(inner.body)) == 2 * fast.count(id(inner.body))
+    # the counting loop reads what it changes: twice either way
+    counting = module.body[1].body.body[3]
+    assert fast.count(id(counting.body)) == slow.count(id(counting.body)) == 2
+
+
+def _replayed(monkeypatch, source: str) -> set[str]:
+    replayed = _count(monkeypatch, semantic._ModelBuilder, "_replay")
+    built(cst.parse_module(source), "m", ALL)
+    names = {method.name for method, _ in replayed}
+    replayed.clear()
+    built(cst.parse_module(source), "m", NONE)
+    assert replayed == []  # the switch turns it off
+    return names
+
+
+def test_a_method_that_reads_only_what_the_first_pass_bound_alike_is_replayed(monkeypatch):
+    names = _replayed(monkeypatch, STATEFUL)
+    # report reads self.total and self.seen, bound by __init__ before report first
+    # ran (late's rebinding joins to what was there); __init__ first ran on no state
+    assert "report" in names and "late" in names
+    assert "__init__" not in names
+
+
+def test_a_method_runs_again_where_a_later_one_changed_what_it_reads(monkeypatch):
+    source = STATEFUL.replace("self.total = self.total + 1.0", "self.total = torch.zeros(1, dtype=torch.float16)")
+    assert "report" not in _replayed(monkeypatch, source)  # self.total may now be float16 too
+
+
+def test_a_method_runs_again_where_a_creation_changed_after_it_started(monkeypatch):
+    # forward's first run asked about count_into, whose run made self.hist a tally
+    # (counted into with ones): a creation forward may have seen before it changed
+    assert "forward" not in _replayed(monkeypatch, STATEFUL)
+    assert "forward" in _replayed(monkeypatch, STATEFUL.replace("torch.ones_like(idx, dtype=torch.float)", "idx"))
