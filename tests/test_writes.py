@@ -116,8 +116,11 @@ def test_sigint_during_fix_stops_cleanly_and_lists_what_was_written(tmp_path):
     # F9: SIGINT printed a traceback and no list of what changed
     for number in range(20):
         write(tmp_path / f"m{number:02d}.py", HAZARD)
+    # a test run's worker may ignore SIGINT (pytest-xdist does), and the child would
+    # inherit that: Python's own handler, as in a terminal
     patch = """
 import os, signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import precision_lint.runner as runner
 real, done = runner.commit, []
 def commit(report):
