@@ -6,7 +6,7 @@ of every expression, every call, every creation with its facts, every accumulato
 adds and uses in order, the summaries, the calls into other modules and the uses
 under autocast. Any difference is printed, and the exit status is 1.
 
-    python benchmarks/same_model.py TREE [TREE ...] [--limit N]
+    python benchmarks/same_model.py TREE [TREE ...] [--limit N] [--only loops|replay]
 
 Each module is modeled on its own (no project index), on the quick tree where there
 is one (libcst's otherwise). This is stronger than same_findings.py (which compares
@@ -26,7 +26,6 @@ import libcst as cst
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from precision_lint import speedups  # noqa: E402
-from precision_lint.model import interpreter  # noqa: E402
 from precision_lint.model.semantic import build_model  # noqa: E402
 from precision_lint.model.values import Creation  # noqa: E402
 from precision_lint.quick_tree import quick_module  # noqa: E402
@@ -84,7 +83,6 @@ MODEL_SPEEDUPS = ("loops", "replay")
 
 
 def built(module: cst.Module, name: str, on: frozenset[str]) -> dict[str, object]:
-    interpreter.LOOPS_SKIP = "loops" in on
     speedups._OFF = frozenset(MODEL_SPEEDUPS) - on
     return snapshot(build_model(module, name))
 

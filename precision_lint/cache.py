@@ -19,6 +19,7 @@ from typing import Any
 
 from . import __version__, rules
 from .diagnostics import Diagnostic, from_data, to_data
+from .source import content_digest
 
 SCHEMA = 3  # entries carry the module summary and its project dependencies
 GITIGNORE = "# Automatically created by precision-lint.\n*\n"
@@ -31,7 +32,7 @@ CACHEDIR_TAG = (
 
 def content_hash(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return content_digest(path.read_bytes())
     except OSError:
         return None
 
@@ -160,7 +161,7 @@ class ResultCache:
         key = _job_key(job)
         entry = self.store.get(key)
         # a notebook's job carries its code cells joined, which is what its report's digest is of
-        digest = hashlib.sha256(job.data).hexdigest() if job.data is not None else content_hash(Path(job.path))
+        digest = content_digest(job.data) if job.data is not None else content_hash(Path(job.path))
         if digest is None or not isinstance(entry, dict) or entry.get("digest") != digest or entry.get("codes") != sorted(job.codes):
             return None
         try:

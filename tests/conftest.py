@@ -11,9 +11,9 @@ HAZARD_FIXED = HAZARD.replace("torch.zeros(1)", "torch.zeros(1, dtype=torch.int6
 # The accumulator is returned: the fix is unsafe, plain --fix leaves it alone.
 UNSAFE = "import torch\ndef f(xs):\n    acc = torch.zeros(1)\n    for x in xs:\n        acc += (x == 0).sum()\n    return acc\n"
 
-# A module's state: bound in __init__, read in forward (replayed), counted into in a
-# loop (run again), a buffer counted into with ones after it is stored (a creation
-# changed: the methods before it run again), and a helper the others ask about.
+# A module's state: bound in __init__ and read in report (replayed); forward counts
+# in a loop and asks about count_into, whose run makes self.hist a tally after it
+# was stored (a creation changed: forward runs again); late rebinds self.total.
 STATEFUL = """import torch
 
 

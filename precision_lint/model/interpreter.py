@@ -18,7 +18,6 @@ from .values import UNKNOWN, Kind, Value, join
 from .walk import walk
 
 _ADD_OPS = (cst.AddAssign, cst.SubtractAssign)
-LOOPS_SKIP = speedups.enabled("loops")
 
 
 def join_env(a: Env, b: Env) -> Env:
@@ -126,7 +125,7 @@ class ScopeInterpreter(ExpressionEvaluator):
                     self.eval(statement.test, current)
                 started = current
                 current = join_env(started, self.run(statement.body, dict(started)))
-                if number == 0 and LOOPS_SKIP and not self._reads_changed(statement, started, current):
+                if number == 0 and speedups.enabled("loops") and not self._reads_changed(statement, started, current):
                     break  # the next pass would see what this one saw, and record the same
         finally:
             self.loop_stack.pop()

@@ -443,8 +443,8 @@ class _ModelBuilder:
     # -- what the interpreter asks (project_calls.Callees) ----------------------------
     def function(self, qualified: str) -> FunctionSummary | None:
         answer = self._function(qualified)
-        if self._runs and qualified in self.definitions.functions:
-            self._runs[-1].asked.append((qualified, answer))
+        if self._runs and self._runs[-1].effects is not None and qualified in self.definitions.functions:
+            self._runs[-1].asked.append((qualified, answer))  # only a run not recorded may be replayed
         return answer
 
     def _function(self, qualified: str) -> FunctionSummary | None:
