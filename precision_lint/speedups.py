@@ -14,6 +14,7 @@ SPEEDUPS = (
     "ordered",  # the first round in import order, answered from the summaries before it
     "loops",  # a loop's second pass left out where the first changed nothing it reads
     "replay",  # a method's second run replayed from its first where it would start the same
+    "carry",  # a round's index takes over the names and answers of the round before's that hold
 )
 
 _OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())

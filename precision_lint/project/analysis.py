@@ -82,8 +82,10 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
     reports = reports[:listed]
     extra = _imported_summaries(jobs, reports, cache, runner, read_early)
 
+    index: ProjectIndex | None = None
+
     def index_now() -> ProjectIndex:  # a callee's full summary after the imports-only one
-        return ProjectIndex(_summaries(reports[:listed] + extra + reports[listed:]))
+        return ProjectIndex(_summaries(reports[:listed] + extra + reports[listed:]), previous=index)
 
     index = index_now()
     for _ in range(MAX_ROUNDS - 1):

@@ -12,8 +12,10 @@ import json
 from collections import deque
 from typing import Any, Iterable
 
+from .. import speedups
 from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_arguments_from, join_bindings
 from ..model.values import UNKNOWN, Value
+from .carry import carried_answers, resolves_alike
 from .imports import ImportGraph
 from .portable import summary_from_data, value_from_data, value_to_data
 
@@ -30,7 +32,9 @@ class ProjectNames:
     def __init__(self) -> None:
         self.modules: dict[str, dict[str, Any]] = {}
         self._ambiguous: set[str] = set()
-        self._owners: dict[str, tuple[dict[str, Any], str] | None] = {}  # _owner's answers
+        # _owner's answers, by module name: a later round's index may take them over
+        # with other summaries of the same modules (project/carry.py)
+        self._owners: dict[str, tuple[str, str] | None] = {}
         self._modules_of: dict[str, str | None] = {}  # module_of's
 
     def _add(self, summary: dict[str, Any]) -> None:
@@ -69,8 +73,10 @@ class ProjectNames:
         """The summary of the module that holds a project name, following re-exports
         and star imports, and the name's canonical spelling there."""
         if qualified not in self._owners:
-            self._owners[qualified] = self._find_owner(qualified, 0, stars=True)
-        return self._owners[qualified]
+            found = self._find_owner(qualified, 0, stars=True)
+            self._owners[qualified] = None if found is None else (found[0]["module"], found[1])
+        owner = self._owners[qualified]
+        return None if owner is None else (self.modules[owner[0]], owner[1])
 
     def _find_owner(self, qualified: str, hops: int, stars: bool) -> tuple[dict[str, Any], str] | None:
         parts = qualified.split(".")
@@ -148,7 +154,9 @@ class ProjectNames:
 
 
 class ProjectIndex(ProjectNames):
-    def __init__(self, summaries: Iterable[dict[str, Any]]) -> None:
+    def __init__(self, summaries: Iterable[dict[str, Any]], previous: "ProjectIndex | None" = None) -> None:
+        """`previous`: the index of the round before, whose resolved names and answers
+        this one takes over where they cannot differ (project/carry.py)."""
         super().__init__()
         everything = list(summaries)
         for summary in everything:
@@ -163,6 +171,11 @@ class ProjectIndex(ProjectNames):
         # many files ask about the same names, each round: each answered (and weighed) once
         self._answers: dict[str, Any] = {}
         self._fingerprints: dict[str, str] = {}
+        if previous is not None and speedups.enabled("carry") and resolves_alike(self, previous):
+            # each round's new index was asked every answer every file depends on again
+            # (the stale check): Megatron-LM's files ask 24,000 a round
+            self._owners, self._modules_of = previous._owners, previous._modules_of
+            self._answers, self._fingerprints = carried_answers(self, previous)
 
     def facts_for(self, path: str) -> ProjectFacts:
         """The evidence that can concern one file: what a module shows about running
