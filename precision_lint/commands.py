@@ -30,7 +30,7 @@ from .reporters.text import (
     display_path, source_key, statistics, write_concise, write_fixed, write_full, write_statistics, write_summary,
 )  # fmt: skip
 from .project.analysis import run_project
-from .runner import FileReport, Interrupted, Job, run_jobs
+from .runner import FileReport, Interrupted, Job, Workers, run_jobs
 from .selection import UnknownSelector, validate
 from .resolver import FileCodes, Overrides, SettingsResolver, parse_per_file_ignore
 from .style import Style, wants_color
@@ -414,14 +414,16 @@ def _run(jobs: list[Job], settings: Settings, use_cache: bool, quiet: bool) -> l
     cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache") if use_cache else None
     progress = Progress("checked", enabled=not quiet)
 
-    def runner(batch: list[Job]) -> list[FileReport]:
-        progress.expect(len(batch))
-        return run_jobs(batch, on_report=progress.advance)
+    with Workers() as workers:  # one set of worker processes for every round
 
-    try:
-        return run_project(jobs, cache, runner)
-    finally:
-        progress.close()
+        def runner(batch: list[Job]) -> list[FileReport]:
+            progress.expect(len(batch))
+            return run_jobs(batch, on_report=progress.advance, workers=workers)
+
+        try:
+            return run_project(jobs, cache, runner)
+        finally:
+            progress.close()
 
 
 def _report(args: argparse.Namespace, reports: list[FileReport], texts: dict[str, str]) -> int:

@@ -248,16 +248,19 @@ def unified_diff(before: str, after: str, path: str) -> str:
 
 
 # -- workers ------------------------------------------------------------------------
-def run_jobs(jobs: list[Job], on_report: Callable[[FileReport], None] | None = None) -> list[FileReport]:
+def run_jobs(
+    jobs: list[Job], on_report: Callable[[FileReport], None] | None = None, workers: "Workers | None" = None
+) -> list[FileReport]:
     """One report per job, in the order of `jobs`; fixed files are written as their
     reports arrive (`on_report` hears of each: the progress line). Raises
-    Interrupted (with what is done) on SIGINT."""
+    Interrupted (with what is done) on SIGINT. `workers`: processes kept from one
+    call to the next (a project's rounds); without it, this call starts its own."""
     if not jobs:
         return []
     few = len(jobs) < PARALLEL_THRESHOLD and sum(_size(job) for job in jobs) < PARALLEL_BYTES
     count = 1 if few else max(1, min(os.cpu_count() or 1, len(jobs)))
     memory = max(MIN_WORKER_MEMORY, MEMORY_PER_SOURCE_BYTE * max(job.limits.max_file_size for job in jobs))
-    pool = _Pool(count, memory)
+    pool = workers.pool(count, memory) if workers is not None else _Pool(count, memory)
     reports: list[FileReport | None] = [None] * len(jobs)
 
     def finish(number: int, report: FileReport) -> None:
@@ -287,8 +290,38 @@ def run_jobs(jobs: list[Job], on_report: Callable[[FileReport], None] | None = N
                 learned.add(_summaries_of([reports[number]]))
         except KeyboardInterrupt:
             raise Interrupted([r for r in reports if r is not None]) from None
-    pool.stop()
+    if workers is None:
+        pool.stop()
     return [report for report in reports if report is not None]
+
+
+class Workers:
+    """Worker processes kept for the rounds of one run: each round had forked its own
+    and stopped them after (Megatron-LM's run has nine rounds), and each new worker
+    copied what it touched of the parent's memory again. Use it as a context manager;
+    its workers stop when the run ends."""
+
+    def __init__(self) -> None:
+        self._pool: _Pool | None = None
+
+    def pool(self, size: int, memory: int) -> "_Pool":
+        """The pool for a round of `size` workers: the one kept, unless its workers'
+        memory limit is lower than the round needs."""
+        if self._pool is not None and self._pool.memory < memory:
+            self._pool.stop()
+            self._pool = None
+        if self._pool is None:
+            self._pool = _Pool(size, memory)
+        self._pool.size = size
+        return self._pool
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._pool is not None:
+            self._pool.stop(now=exc_info[0] is not None)
+            self._pool = None
 
 
 class _NoWorkers(Exception):
@@ -328,7 +361,10 @@ class _Pool:
         self.early_deaths = 0
 
     def run(self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None]) -> None:
-        idle = [self._start() for _ in range(min(self.size, len(order)))]
+        wanted = min(self.size, len(order))
+        idle = self.workers[:wanted] + [self._start() for _ in range(wanted - len(self.workers))]
+        for worker in idle:
+            worker.told = 0  # a new round: what it learned in the last one is forgotten
         busy: list[_Worker] = []
         learned: list[dict] = []  # the summaries of the jobs finished so far (Job.learns)
         unfinished = {jobs[number].path for number in order}
@@ -394,11 +430,12 @@ class _Worker:
         self.told = 0  # how many of the run's summaries it was sent
 
     def give(self, number: int, jobs: list[Job], learned: list[dict]) -> bool:
-        """Send a job, with the summaries finished since its last job when it learns."""
+        """Send a job, with the summaries finished since its last job when it learns
+        (since the round started, for its first job of a round)."""
         self.job = number
         news = learned[self.told :] if jobs[number].learns else []
         try:
-            self.connection.send((jobs[number], news))
+            self.connection.send((jobs[number], news, self.told == 0))
         except (OSError, ValueError):
             self.job = None
             return False
@@ -458,7 +495,9 @@ def _worker_main(connection: Connection, memory: int, log: str) -> None:
             return
         if message is None:
             return
-        job, news = message
+        job, news, first = message
+        if first:  # a new round (kept workers serve every round of a run: runner.Workers)
+            learned = _new_learned()
         learned.add(news)
         connection.send(call_with_deep_stack(run_job, _learning(job, learned)))
 

@@ -59,12 +59,13 @@ def project_findings(
     per file (each file's own config, as `check` reads it)."""
     from ..failures import is_failure
     from ..project.analysis import check_unsettled
-    from ..runner import Job
+    from ..runner import Job, Workers, run_jobs
 
     jobs = [Job(str(path), codes_for(str(path)), **({"limits": limits_for(str(path))} if limits_for is not None else {})) for path in files]
     if not jobs:
         return [], []
-    reports, index = check_unsettled(jobs)
+    with Workers() as workers:  # one set of worker processes for every round
+        reports, index = check_unsettled(jobs, lambda batch: run_jobs(batch, workers=workers))
     out, unreadable = [], []
     for path, report in zip(files, reports):
         failures = [d for d in report.diagnostics if is_failure(d)]

@@ -1,0 +1,62 @@
+"""Worker processes kept for every round of a run (runner.Workers): the same
+processes serve each round, and what a worker learned in one round (the summaries of
+the jobs before, project/learned.py) does not answer the next."""
+from precision_lint.project.index import NOTHING
+from precision_lint.registry import all_rules
+from precision_lint.runner import Job, Workers, run_jobs
+
+CODES = frozenset(rule.code for rule in all_rules())
+HELPER = "import torch\n\ndef count(mask):\n    return (mask != 0).sum()\n"
+USER = (
+    "import torch\nfrom helper import count\n\ndef run(masks):\n    total = torch.zeros(1)\n"
+    "    for mask in masks:\n        total += count(mask)\n    return total\n"
+)
+
+
+def _files(tmp_path, monkeypatch) -> tuple[str, str]:
+    (tmp_path / "helper.py").write_text(HELPER)
+    (tmp_path / "user.py").write_text(USER)
+    monkeypatch.chdir(tmp_path)
+    return "helper.py", "user.py"
+
+
+def _pids(workers: Workers) -> list[int]:
+    return [worker.process.pid for worker in workers._pool.workers]
+
+
+def test_every_round_is_served_by_the_same_processes(tmp_path, monkeypatch):
+    helper, user = _files(tmp_path, monkeypatch)
+    many = [Job(helper, CODES)] * 20  # enough files for two workers
+    with Workers() as workers:
+        first = run_jobs(many, workers=workers)
+        pids = _pids(workers)
+        assert len(pids) == 2 and all(worker.process.is_alive() for worker in workers._pool.workers)
+        again = run_jobs([Job(user, CODES)], workers=workers)  # one file: one of them
+        assert _pids(workers) == pids
+        kept = workers._pool.workers
+    assert not any(worker.process.is_alive() for worker in kept)  # stopped with the run
+    assert [r.diagnostics for r in first] == [run_jobs([Job(helper, CODES)])[0].diagnostics] * 20
+    assert again[0].path == user
+
+
+def test_what_a_worker_learned_in_one_round_does_not_answer_the_next(tmp_path, monkeypatch):
+    helper, user = _files(tmp_path, monkeypatch)
+    with Workers() as workers:
+        one_round = run_jobs([Job(helper, CODES, learns=True), Job(user, CODES, learns=True)], workers=workers)
+        assert one_round[1].dependencies["f:helper.count"] != NOTHING  # learned in its round
+        # the next round: the worker that learned helper.py's summary starts afresh
+        next_round = run_jobs([Job(user, CODES, learns=True)], workers=workers)
+    assert next_round[0].dependencies["f:helper.count"] == NOTHING and not next_round[0].diagnostics
+
+
+def test_a_worker_that_died_between_rounds_is_replaced(tmp_path, monkeypatch):
+    helper, user = _files(tmp_path, monkeypatch)
+    (tmp_path / "alone.py").write_text(USER.replace("from helper import count\n", "").replace("count(mask)", "(mask != 0).sum()"))
+    with Workers() as workers:
+        run_jobs([Job(helper, CODES)], workers=workers)
+        (dead,) = workers._pool.workers
+        dead.process.kill()
+        dead.process.join()
+        (report,) = run_jobs([Job("alone.py", CODES)], workers=workers)
+        assert [d.code for d in report.diagnostics] == ["PH001"]
+        assert dead not in workers._pool.workers
