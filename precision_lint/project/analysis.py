@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from itertools import chain
 from typing import Callable
 
 from .. import speedups
@@ -118,13 +119,18 @@ def _callees(reports: list[FileReport], index: ProjectIndex, modeled: set[str], 
     if template is None:
         return []
     wanted: dict[str, None] = {}
-    for report in reports:
-        for key in report.dependencies:
-            kind, _, name = key.partition(":")
-            path = index.unmodeled_path(name) if kind in ("f", "c") else None
-            if path is not None and path not in modeled:
-                wanted[path] = None
+    for key in _asked(reports):
+        kind, _, name = key.partition(":")
+        path = index.unmodeled_path(name) if kind in ("f", "c") else None
+        if path is not None and path not in modeled:
+            wanted[path] = None
     return [Job(path, template.codes, mode="callee", limits=template.limits) for path in wanted]
+
+
+def _asked(reports: list[FileReport]) -> list[str]:
+    """Every question the reports' files asked the index, each once, in the order
+    first asked (Megatron-LM's files ask 38,000 questions, 24,000 of them different)."""
+    return list(dict.fromkeys(chain.from_iterable(report.dependencies for report in reports)))
 
 
 def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
@@ -182,7 +188,7 @@ def _imported_summaries(checks: list[Job], reports: list[FileReport], cache, run
     files' package roots, following re-exports a few modules deep. Those read with
     the first round (`read_early`) are not read again; the others read early are
     left out, so the index holds the same modules either way."""
-    names = [key.partition(":")[2] for report in reports for key in report.dependencies]
+    names = [key.partition(":")[2] for key in _asked(reports)]
     if not checks:
         return []
     extra: list[FileReport] = []
