@@ -65,6 +65,8 @@ class SettingsResolver:
         return self._settings[config]
 
     def _nearest(self, folder: Path) -> Path | None:
+        if folder in self._config_of_folder:  # every file of a folder after its first
+            return self._config_of_folder[folder]
         walked = []
         found: Path | None = None
         for candidate in [folder, *folder.parents]:
