@@ -105,13 +105,17 @@ def _without_magics(text: str, magics: dict[int, str]) -> list[str]:
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += "\n"
     result: list[str] = []
+    continued: str | None = None  # the indent of a magic whose last line ended with `\`
     for line in lines:
         bare = line.rstrip("\r\n")
-        if (_MAGIC_START.match(bare) or _HELP_END.match(bare)) and _starts_statement(result):
+        if continued is not None or ((_MAGIC_START.match(bare) or _HELP_END.match(bare)) and _starts_statement(result)):
+            # IPython joins a magic's or shell escape's lines that end with a backslash
+            # (`!pip install a \` then `    b`): each line of it is left out alike
             number = len(magics) + 1
             magics[number] = line
-            indent = bare[: len(bare) - len(bare.lstrip())]
+            indent = continued if continued is not None else bare[: len(bare) - len(bare.lstrip())]
             result.append(_PLACEHOLDER.format(indent=indent, number=number) + "\n")
+            continued = indent if bare.endswith("\\") else None
         else:
             result.append(line)
     return result

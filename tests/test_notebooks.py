@@ -213,3 +213,20 @@ def test_a_notebook_checked_again_unchanged_is_served_from_the_cache(tmp_path):
     assert again.returncode == 0 and "All checks passed" in again.stdout
     write_notebook(tmp_path / "nb.ipynb", notebook(*COUNTING["cells"], code(["y = 1"])))
     assert run_cli("check", "nb.ipynb", cwd=tmp_path).returncode == 1  # changed: checked again
+
+
+def test_a_magic_continued_with_a_backslash_is_left_out_whole(tmp_path):
+    # IPython joins `!pip install a \` with its next lines; they are not Python
+    continued = notebook(
+        code(["!pip install torch \\\n", "    numpy \\\n", "  --quiet\n", "import torch\n", "acc = torch.zeros(1)\n"]),
+        code(["%run train.py \\\n", "--steps 10\n", "for x in xs:\n", "    acc += (x == 0).sum()\n"]),
+    )
+    path = write_notebook(tmp_path / "nb.ipynb", continued)
+    result = run_cli("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("nb.ipynb:cell 1:5:7: PH001 error [*] `acc` accumulates"), result.stdout + result.stderr
+    assert lines[1:] == ["Found 1 error.", "[*] 1 fixable with the `--fix` option."]
+    original = path.read_bytes()
+    assert run_cli("check", "--no-cache", "--fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    # the magics' lines are written back as they were
+    assert path.read_bytes() == original.replace(b"torch.zeros(1)", b"torch.zeros(1, dtype=torch.int64)")
