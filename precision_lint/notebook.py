@@ -6,10 +6,10 @@ sources with the notebook's JSON layout (indent, key order, escaping, final
 newline) kept.
 
 The module the checker sees: each code cell's lines, where a magic line is `pass`
-at the same indentation (a block stays a block), then a comment line that ends
-the cell. Fixes edit code, never comment lines, so these markers split the fixed
-text into cells again; a cell that starts with a cell magic (`%%bash`) is not
-Python and is left out whole.
+at the same indentation (a block stays a block; each line a backslash continues it
+onto is one more such `pass`), then a comment line that ends the cell. Fixes edit
+code, never comment lines, so these markers split the fixed text into cells again; a
+cell that starts with a cell magic (`%%bash`) is not Python and is left out whole.
 """
 from __future__ import annotations
 

@@ -260,7 +260,8 @@ def run_jobs(
     few = len(jobs) < PARALLEL_THRESHOLD and sum(_size(job) for job in jobs) < PARALLEL_BYTES
     count = 1 if few else max(1, min(os.cpu_count() or 1, len(jobs)))
     memory = max(MIN_WORKER_MEMORY, MEMORY_PER_SOURCE_BYTE * max(job.limits.max_file_size for job in jobs))
-    pool = workers.pool(count, memory) if workers is not None else _Pool(count, memory)
+    kept = workers is not None and speedups.enabled("workers")
+    pool = workers.pool(count, memory) if kept else _Pool(count, memory)
     reports: list[FileReport | None] = [None] * len(jobs)
 
     def finish(number: int, report: FileReport) -> None:
@@ -290,16 +291,15 @@ def run_jobs(
                 learned.add(_summaries_of([reports[number]]))
         except KeyboardInterrupt:
             raise Interrupted([r for r in reports if r is not None]) from None
-    if workers is None:
+    if not kept:
         pool.stop()
     return [report for report in reports if report is not None]
 
 
 class Workers:
-    """Worker processes kept for the rounds of one run: each round had forked its own
-    and stopped them after (Megatron-LM's run has nine rounds), and each new worker
-    copied what it touched of the parent's memory again. Use it as a context manager;
-    its workers stop when the run ends."""
+    """Worker processes kept for every round of one run (Megatron-LM's has nine), so
+    no round forks its own and copies again what its workers touch of this process's
+    memory. A context manager: its workers stop when the run ends."""
 
     def __init__(self) -> None:
         self._pool: _Pool | None = None
@@ -312,7 +312,7 @@ class Workers:
             self._pool = None
         if self._pool is None:
             self._pool = _Pool(size, memory)
-        self._pool.size = size
+        self._pool.size = size  # this round's: a round of a few files takes one of them
         return self._pool
 
     def __enter__(self) -> "Workers":
@@ -337,8 +337,8 @@ def _wait(objects):
 def _preload_checker() -> None:
     """Import the engine (libcst, the model, the rules) and the fixer in this process
     before workers are forked from it: each worker inherits them instead of importing
-    them again (a quarter of a second of CPU per worker, and one run starts a pool per
-    round: the files, the modules they import, the files checked again)."""
+    them again (a quarter of a second of CPU per worker, and a run without Workers
+    starts a pool every round)."""
     from . import engine, fixer  # noqa: F401
     from .registry import all_rules
 
@@ -361,6 +361,7 @@ class _Pool:
         self.early_deaths = 0
 
     def run(self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None]) -> None:
+        self.early_deaths = 0
         wanted = min(self.size, len(order))
         idle = self.workers[:wanted] + [self._start() for _ in range(wanted - len(self.workers))]
         for worker in idle:
@@ -427,7 +428,7 @@ class _Worker:
     def __init__(self, process, connection: Connection, log: str) -> None:
         self.process, self.connection, self.log = process, connection, log
         self.job: int | None = None
-        self.told = 0  # how many of the run's summaries it was sent
+        self.told = 0  # how many of the round's summaries it was sent
 
     def give(self, number: int, jobs: list[Job], learned: list[dict]) -> bool:
         """Send a job, with the summaries finished since its last job when it learns
@@ -435,6 +436,7 @@ class _Worker:
         self.job = number
         news = learned[self.told :] if jobs[number].learns else []
         try:
+            # told nothing yet this round: the worker forgets what it learned before
             self.connection.send((jobs[number], news, self.told == 0))
         except (OSError, ValueError):
             self.job = None
@@ -495,8 +497,8 @@ def _worker_main(connection: Connection, memory: int, log: str) -> None:
             return
         if message is None:
             return
-        job, news, first = message
-        if first:  # a new round (kept workers serve every round of a run: runner.Workers)
+        job, news, afresh = message
+        if afresh:  # nothing told yet this round (a kept worker serves every round: Workers)
             learned = _new_learned()
         learned.add(news)
         connection.send(call_with_deep_stack(run_job, _learning(job, learned)))

@@ -15,6 +15,7 @@ SPEEDUPS = (
     "loops",  # a loop's second pass left out where the first changed nothing it reads
     "replay",  # a method's second run replayed from its first where it would start the same
     "carry",  # a round's index takes over the names and answers of the round before's that hold
+    "workers",  # one set of worker processes for every round of a run (runner.Workers)
 )
 
 _OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())

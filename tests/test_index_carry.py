@@ -2,6 +2,7 @@
 where they cannot differ (project/carry.py): every answer it gives must be the one a
 fresh index gives, and it must take over what it can."""
 import copy
+from dataclasses import replace
 
 import pytest
 
@@ -11,6 +12,8 @@ from precision_lint.project.portable import value_to_data
 
 COUNT = value_to_data(Value.py_int(count=True))
 FLOAT = value_to_data(Value(Kind.PY_FLOAT))
+VIA_A = value_to_data(replace(Value.py_int(count=True), via="pkg.a"))
+VIA_B = value_to_data(replace(Value.py_int(count=True), via="pkg.b"))
 
 
 def _module(name, functions=None, classes=None, exports=None, calls=None, opaque=()):
@@ -40,7 +43,9 @@ def _project():
             "pkg.meters.Meter.total": _function(["self"], COUNT, receives_self=True),
         }),
         "pkg.base": _module("pkg.base", classes={"pkg.base.Base": []}),
-        "pkg.train": _module("pkg.train", calls={"pkg.count": [[[COUNT], {}]], "pkg.core.scale": [[[COUNT], {}]]}),
+        "pkg.train": _module("pkg.train", calls={
+            "pkg.count": [[[VIA_A], {}]], "pkg.core.count": [[[VIA_B], {}]], "pkg.core.scale": [[[COUNT], {}]],
+        }),
         "pkg.all": {**_module("pkg.all"), "star_imports": ["pkg.core"]},
         "pkg.eval": _module("pkg.eval", calls={"pkg.core.scale": [[[COUNT], {}]]}),  # `factor` defaulted
     }  # fmt: skip
@@ -82,6 +87,13 @@ def _added_opaque_call(modules):
     _own(modules, "pkg.eval")["opaque_calls"] = ["pkg.count"]
 
 
+def _reordered_calls(modules):
+    # the same sites under two spellings, met in the other order: a join keeps the
+    # first site's `via`, so what the function is passed may read differently
+    train = _own(modules, "pkg.train")
+    train["calls"] = {"pkg.core.count": [[[VIA_B], {}]], "pkg.count": [[[VIA_A], {}]], **train["calls"]}
+
+
 def _changed_default(modules):
     _own(modules, "pkg.core")["functions"]["pkg.core.scale"]["defaults"] = [["factor", COUNT]]
 
@@ -112,7 +124,7 @@ def _added_module(modules):
 
 
 CARRIED = [_changed_returns, _changed_method_returns, _changed_call_site, _dropped_call_site,
-           _added_opaque_call, _changed_default, _nothing_but_copies]  # fmt: skip
+           _added_opaque_call, _reordered_calls, _changed_default, _nothing_but_copies]  # fmt: skip
 NOT_CARRIED = [_changed_export, _changed_base, _added_function, _dropped_star_import, _added_module]
 
 

@@ -29,7 +29,8 @@ def resolves_alike(index: "ProjectIndex", previous: "ProjectIndex") -> bool:
     """Whether every project name resolves to the same module and spelling in `index`
     as in `previous`: the same modules, and in each the same names defined (with the
     same bases), exported and star-imported."""
-    if index.modules.keys() != previous.modules.keys():  # a module name two files claim is in neither
+    # (a module name that two files claim is left out of both, so the keys tell that too)
+    if index.modules.keys() != previous.modules.keys():
         return False
     return all(
         data is previous.modules[name] or _resolution_of(data) == _resolution_of(previous.modules[name])
@@ -47,7 +48,7 @@ def carried_answers(index: "ProjectIndex", previous: "ProjectIndex") -> tuple[di
     fingerprints: dict[str, str] = {}
     for key, answer in previous._answers.items():
         kind, _, name = key.partition(":")
-        if name not in index._owners:  # every name answered was resolved first; never seen
+        if name not in index._owners:  # never happens: answering a key resolves its name
             continue
         owner = index._owners[name]
         if owner is not None:
@@ -68,9 +69,13 @@ def _passed_differently(index: "ProjectIndex", previous: "ProjectIndex", changed
     callees: set[str] = set()
     for name in changed:
         new, old = index.modules[name], previous.modules[name]
-        new_calls, old_calls = new["calls"], old["calls"]
-        callees.update(c for c in new_calls.keys() | old_calls.keys() if new_calls.get(c) != old_calls.get(c))
-        callees.update(set(new["opaque_calls"]) ^ set(old["opaque_calls"]))
+        new_calls, old_calls = new.get("calls", {}), old.get("calls", {})
+        if list(new_calls) != list(old_calls):
+            # the sites are joined in this order, and a join keeps the first's `via`
+            callees.update(new_calls.keys() | old_calls.keys())
+        else:
+            callees.update(c for c in new_calls if new_calls[c] != old_calls[c])
+        callees.update(set(new.get("opaque_calls", ())) ^ set(old.get("opaque_calls", ())))
     passed = set()
     for callee in callees:
         located = index.locate(callee)
