@@ -261,7 +261,7 @@ def run_jobs(
     count = 1 if few else max(1, min(os.cpu_count() or 1, len(jobs)))
     memory = max(MIN_WORKER_MEMORY, MEMORY_PER_SOURCE_BYTE * max(job.limits.max_file_size for job in jobs))
     kept = workers is not None and speedups.enabled("workers")
-    pool = workers.pool(count, memory) if kept else _Pool(count, memory)
+    pool = workers.pool(memory) if kept else _Pool(memory)
     reports: list[FileReport | None] = [None] * len(jobs)
 
     def finish(number: int, report: FileReport) -> None:
@@ -275,7 +275,7 @@ def run_jobs(
     else:  # largest files first, so no worker is left with a long tail
         order = deque(sorted(range(len(jobs)), key=lambda i: -_size(jobs[i])))
     try:
-        pool.run(jobs, order, finish)
+        pool.run(jobs, order, finish, count)
     except KeyboardInterrupt:
         pool.stop(now=True)
         raise Interrupted([r for r in reports if r is not None]) from None
@@ -304,15 +304,14 @@ class Workers:
     def __init__(self) -> None:
         self._pool: _Pool | None = None
 
-    def pool(self, size: int, memory: int) -> "_Pool":
-        """The pool for a round of `size` workers: the one kept, unless its workers'
-        memory limit is lower than the round needs."""
+    def pool(self, memory: int) -> "_Pool":
+        """The pool for a round: the one kept, unless its workers' memory limit is
+        lower than the round needs."""
         if self._pool is not None and self._pool.memory < memory:
             self._pool.stop()
             self._pool = None
         if self._pool is None:
-            self._pool = _Pool(size, memory)
-        self._pool.size = size  # this round's: a round of a few files takes one of them
+            self._pool = _Pool(memory)
         return self._pool
 
     def __enter__(self) -> "Workers":
@@ -349,8 +348,8 @@ class _Pool:
     """Worker processes that each take one job at a time, so a worker that dies is
     known by the job it held; it is replaced and the run goes on."""
 
-    def __init__(self, size: int, memory: int) -> None:
-        self.size, self.memory = size, memory
+    def __init__(self, memory: int) -> None:
+        self.memory = memory
         import multiprocessing  # a run served from the cache starts no worker
 
         method = "fork" if sys.platform.startswith("linux") else "spawn"
@@ -360,9 +359,9 @@ class _Pool:
         self.workers: list[_Worker] = []
         self.early_deaths = 0
 
-    def run(self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None]) -> None:
+    def run(self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None], size: int) -> None:
         self.early_deaths = 0
-        wanted = min(self.size, len(order))
+        wanted = min(size, len(order))  # a round of a few files takes one worker
         idle = self.workers[:wanted] + [self._start() for _ in range(wanted - len(self.workers))]
         for worker in idle:
             worker.told = 0  # a new round: what it learned in the last one is forgotten

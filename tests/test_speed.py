@@ -405,13 +405,13 @@ def test_a_few_large_files_get_two_workers_and_small_ones_one(tmp_path, monkeypa
     from precision_lint import runner
 
     sizes: list[int] = []
-    start = runner._Pool.__init__
+    run = runner._Pool.run
 
-    def counting(self, size, memory):
+    def counting(self, jobs, order, finish, size):
         sizes.append(size)
-        start(self, size, memory)
+        run(self, jobs, order, finish, size)
 
-    monkeypatch.setattr(runner._Pool, "__init__", counting)
+    monkeypatch.setattr(runner._Pool, "run", counting)
     monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
     paths = []
     for number in range(3):
