@@ -13,8 +13,9 @@ something to report, since findings are placed, and fixes edit, in the concrete 
 A construct whose libcst shape cannot be read off the standard tree exactly (a
 `match` statement, a lone carriage return, a suite after a backslash, identifiers
 that the standard parser NFKC-normalizes) leaves the whole module to libcst. String literals are sliced
-from the source; an implicit concatenation, an f-string or a parenthesized subscript
-tuple is parsed by libcst on its own. tests/test_quick_tree.py holds the tree to
+from the source, and an f-string on one line is read off it around its fields; an
+implicit concatenation, any other f-string or a parenthesized subscript tuple is
+parsed by libcst on its own. tests/test_quick_tree.py holds the tree to
 libcst's, node for node and field for field, on every construct and on generated
 programs; benchmarks/same_findings.py holds the findings to a run without it.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import io
+import sys
 import tokenize
 import unicodedata
 from functools import lru_cache
@@ -331,6 +333,28 @@ class _Builder:
         kind = cst.Integer if isinstance(value, int) else cst.Float if isinstance(value, float) else cst.Imaginary
         return make(kind, value=self.text(node))
 
+    def _formatted_string(self, node: ast.JoinedStr) -> cst.BaseExpression:
+        """An f-string on one line, its fields' expressions built here and its text
+        read off the source; any other shape (`{x=}`, a field in a spec, several
+        lines, a concatenation) is parsed by libcst. See _fields."""
+        line = self.lines[node.lineno - 1]
+        if not _FIELDS_PLACED or node.end_lineno != node.lineno or not line.isascii():
+            return self._fragment(node)
+        text = line[node.col_offset : node.end_col_offset].decode("ascii")
+        parts = _fields(text, node.col_offset, node.values) if _one_string(text) else None
+        if parts is None:
+            return self._fragment(node)
+        quote = _closing_quote(text)
+        built = [
+            N.FormattedStringText(value=part) if isinstance(part, str)
+            else N.FormattedStringExpression(
+                expression=self.expr(part[0]), conversion=part[1],
+                format_spec=None if part[2] is None else [N.FormattedStringText(value=part[2])] if part[2] else [],
+            )
+            for part in parts
+        ]  # fmt: skip
+        return N.FormattedString(parts=built, start=text[: text.index(quote) + len(quote)], end=quote)
+
     def _call(self, node: ast.Call) -> cst.Call:
         args = [(a.lineno, a.col_offset, self._argument(a)) for a in node.args]
         args += [(k.lineno, k.col_offset, self._keyword(k)) for k in node.keywords]
@@ -472,7 +496,7 @@ _EXPRESSIONS: dict[type, Callable[[_Builder, Any], Any]] = {
     ast.DictComp: lambda b, n: N.DictComp(
         key=b.expr(n.key), value=b.expr(n.value), for_in=b._for_in(n.generators)
     ),
-    ast.JoinedStr: _Builder._fragment,
+    ast.JoinedStr: _Builder._formatted_string,
     ast.Starred: lambda b, n: N.StarredElement(value=b.expr(n.value)),
 }
 _STATEMENTS: dict[type, Callable[[_Builder, Any], Any]] = {
@@ -543,6 +567,79 @@ def _dotted(name: str) -> cst.Name | cst.Attribute:
     for part in parts[1:]:
         node = N.Attribute(value=node, attr=N.Name(value=part))
     return node
+
+
+# Before Python 3.12 the standard parser places an f-string field's expression
+# exactly (a tuple and a generator aside, which take the braces as their
+# parentheses). From 3.12 f-strings are tokens of their own: this reading has not
+# been held to libcst's there, so libcst parses them.
+_FIELDS_PLACED = sys.version_info < (3, 12)
+_CONVERSIONS = {-1: None, ord("r"): "r", ord("s"): "s", ord("a"): "a"}
+
+
+def _fields(text: str, start: int, values: list[ast.expr]) -> list[Any] | None:
+    """An f-string's parts in libcst's order: the text between fields as written (a
+    str) and each field as (expression, conversion, spec text or None). None where
+    the source does not read as the standard tree says: libcst parses it then.
+    `start` is the string's column, `values` the standard tree's parts."""
+    quote = _closing_quote(text)
+    at = text.index(quote) + len(quote)  # past the prefix and the opening quote
+    close = len(text) - len(quote)
+    parts: list[Any] = []
+    for value in values:
+        if type(value) is ast.Constant:
+            continue  # its text is what lies between the fields
+        if type(value) is not ast.FormattedValue:
+            return None
+        expression = value.value
+        if type(expression) in (ast.Tuple, ast.GeneratorExp):
+            return None
+        if any(type(inner) is ast.JoinedStr for inner in ast.walk(expression)):
+            return None  # a nested f-string's own fields are placed apart
+        opening = expression.col_offset - start
+        while opening > at and text[opening - 1] in " \t(":
+            opening -= 1
+        if opening <= at or text[opening - 1] != "{" or not _plain(text[at : opening - 1]):
+            return None
+        if opening - 1 > at:
+            parts.append(text[at : opening - 1])
+        after = expression.end_col_offset - start
+        while after < close and text[after] in " \t)":
+            after += 1
+        conversion = None
+        if text.startswith("!", after):
+            conversion = text[after + 1 : after + 2]
+            after += 2
+        if conversion != _CONVERSIONS.get(value.conversion, "?"):
+            return None  # `{x=}` reads as `!r` where the source spells none
+        spec = None
+        if text.startswith(":", after):
+            end = text.find("}", after)
+            spec = text[after + 1 : end]
+            held = value.format_spec
+            if end < 0 or "{" in spec or held is None or any(type(v) is not ast.Constant for v in held.values):
+                return None
+            after = end
+        elif value.format_spec is not None:
+            return None
+        if not text.startswith("}", after):
+            return None
+        parts.append((expression, conversion, spec))
+        at = after + 1
+    if not _plain(text[at:close]):
+        return None
+    if close > at:
+        parts.append(text[at:close])
+    return parts
+
+
+def _closing_quote(text: str) -> str:
+    return text[-3:] if text.endswith(("'''", '"""')) else text[-1]
+
+
+def _plain(text: str) -> bool:
+    """Whether an f-string's text between fields holds no brace but doubled ones."""
+    return "{" not in text.replace("{{", "") and "}" not in text.replace("}}", "")
 
 
 def _one_string(text: str) -> bool:

@@ -118,6 +118,15 @@ CONSTRUCTS = {
         i = -1, +2, ~3
         h = "\\\\"
     """,
+    "f-strings": """
+        a = f"text {x} {y!r} {z:>10} {w!s:.3f} {{braces}} {v}}}" + F'{d["k"]}' + rf"\\d{x}\\n"
+        b = f\'\'\'{ (x) } and { x + 1 !a}\'\'\', f"", f"{x:}", f"{f(a, *b, c=1)[0].g}", f"{a if b else c}"
+        c = f"{x=}", f"{x = }", f"{x:{width}}", f"{x!r:>{w}.{p}f}", f"{x, y}", f"{{{x, y}", f"{(i for i in y)}"
+        d = f"{f'{x}'}", f"é{x}", f"a" "b{c}", f"{x}" f"{y}", (f"multi {x}"
+             f"line {y}"), f\"\"\"{x}
+        {y}\"\"\"
+        e = f"{ {'k': 1}['k'] }", f"{(lambda: 1)()}", f"{(n := 3)}", f"{a != b}", f"{x:%Y-%m-%d %H}"
+    """,
     "unicode": """
         naïve = "çà"; other = f(naïve, "日本語")
         x = {"ключ": naïve}["ключ"]
@@ -133,6 +142,18 @@ def test_the_quick_tree_has_libcsts_shape(name):
     quick = quick_module(source)
     assert quick is not None
     assert differences(quick.module, cst.parse_module(source)) == []
+
+
+def test_an_f_string_on_one_line_is_built_here(monkeypatch):
+    # its fields' expressions come from the standard tree; libcst parses only the
+    # shapes whose source the standard tree does not place (`{x=}`, nested fields)
+    parsed = []
+    original = cst.parse_expression
+    monkeypatch.setattr(cst, "parse_expression", lambda code: parsed.append(code) or original(code))
+    source = 'a = f"t {x} {y!r:>3} {{b}}" + rf"\\d{z.w(1)}"\nb = f"{x=}", f"{x:{w}}", f"{x, y}", f"é{x}"\n'
+    quick = quick_module(source)
+    assert differences(quick.module, cst.parse_module(source)) == []
+    assert parsed == ['(f"{x=}")', '(f"{x:{w}}")', '(f"{x, y}")', '(f"é{x}")']
 
 
 @pytest.mark.parametrize(
@@ -181,6 +202,7 @@ def test_the_call_code_is_libcsts():
     source = (
         "import torch\nmodel = build()\nmodel.half()\nwrap(model.bfloat16())\ny = (model.half())\n"
         "z = model.to(\n    torch.bfloat16)\nwrap((model.float()))\n(\n    model.double())\n"
+        'log(f"{model.half()} {(model.float())}")\n'
     )
     quick = quick_module(source)
     codes = [quick.code_of_call(node) for node in walk(quick.module) if isinstance(node, cst.Call)]
@@ -194,6 +216,9 @@ def test_the_call_code_is_libcsts():
         "wrap((model.float()))",
         None,  # `wrap((`: in parentheses
         None,  # at the start of a line: what ends the line before is not read
+        'log(f"{model.half()} {(model.float())}")',
+        "model.half()",  # in an f-string's field
+        None,  # in parentheses
     ]
 
 
