@@ -7,7 +7,8 @@ newline) kept.
 
 The module the checker sees: each code cell's lines, where a magic line is `pass`
 at the same indentation (a block stays a block; each line a backslash continues it
-onto is one more such `pass`), then a comment line that ends the cell. Fixes edit
+onto is one more such `pass`; so is a cell's only line where it calls a line magic
+without its `%`, as IPython allows there), then a comment line that ends the cell. Fixes edit
 code, never comment lines, so these markers split the fixed text into cells again; a
 cell that starts with a cell magic (`%%bash`) is not Python and is left out whole.
 """
@@ -30,6 +31,19 @@ _PLACEHOLDER_LINE = re.compile(r"^([ \t]*)pass  # precision-lint: magic (\d+)$")
 # `%time f()`, `!ls`, `?obj`, `files = !ls`, `x = %env`; `obj?` (help) is below
 _MAGIC_START = re.compile(r"^[ \t]*(?:[%!?]|[A-Za-z_][\w.]*[ \t]*=[ \t]*[%!])")
 _HELP_END = re.compile(r"^[ \t]*[A-Za-z_][\w.]*\?{1,2}[ \t]*$")
+# A cell of one line may call a line magic without its `%` (IPython's automagic, on
+# by default, applies to single-line cells only): `pip install x`, `ls ./data`. These
+# are IPython's default line magics and shell aliases.
+_AUTOMAGICS = frozenset(
+    """alias alias_magic autoawait autocall automagic bookmark cat cd clear colors conda config
+    connect_info cp debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts ldir
+    less lf lk ll load load_ext loadpy logoff logon logstart logstate logstop ls lsmagic lx macro
+    magic mamba man matplotlib micromamba mkdir more mv notebook page pastebin pdb pdef pdoc pfile
+    pinfo pinfo2 pip popd pprint precision prun psearch psource pushd pwd pycat pylab qtconsole
+    quickref recall rehashx reload_ext rep rerun reset reset_selective rm rmdir run save sc set_env
+    store sx system tb time timeit unalias unload_ext who who_ls whos xdel xmode""".split()
+)
+_AUTOMAGIC_CALL = re.compile(r"^[ \t]*([A-Za-z_]\w*)(?:[ \t]+(.*))?$")
 
 
 class NotebookError(ValueError):
@@ -106,9 +120,13 @@ def _without_magics(text: str, magics: dict[int, str]) -> list[str]:
         lines[-1] += "\n"
     result: list[str] = []
     continued: str | None = None  # the indent of a magic whose last line ended with `\`
-    for line in lines:
+    automagic = _automagic_line(lines)
+    for index, line in enumerate(lines):
         bare = line.rstrip("\r\n")
-        if continued is not None or ((_MAGIC_START.match(bare) or _HELP_END.match(bare)) and _starts_statement(result)):
+        if (
+            continued is not None or index == automagic
+            or ((_MAGIC_START.match(bare) or _HELP_END.match(bare)) and _starts_statement(result))
+        ):  # fmt: skip
             # IPython joins a magic's or shell escape's lines that end with a backslash
             # (`!pip install a \` then `    b`): each line of it is left out alike
             number = len(magics) + 1
@@ -119,6 +137,24 @@ def _without_magics(text: str, magics: dict[int, str]) -> list[str]:
         else:
             result.append(line)
     return result
+
+
+def _automagic_line(lines: list[str]) -> int | None:
+    """The index of a cell's only line (blank lines before it aside: IPython drops
+    them) where it calls a line magic without `%` and Python cannot read it. A line
+    that Python reads (`ls = 1`, `ls -l`) stays code, and IPython too reads a name
+    followed by `=` or `,` as Python."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or first != len(lines) - 1:
+        return None
+    call = _AUTOMAGIC_CALL.match(lines[first].rstrip("\r\n"))
+    if call is None or call.group(1) not in _AUTOMAGICS or (call.group(2) or "").startswith(("=", ",")):
+        return None
+    try:
+        compile(lines[first], "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return first
+    return None
 
 
 def _starts_statement(before: list[str]) -> bool:

@@ -215,6 +215,30 @@ def test_a_notebook_checked_again_unchanged_is_served_from_the_cache(tmp_path):
     assert run_cli("check", "nb.ipynb", cwd=tmp_path).returncode == 1  # changed: checked again
 
 
+def test_a_cell_of_one_line_may_call_a_magic_without_its_percent_sign(tmp_path):
+    # IPython's automagic runs `pip install x` and `ls ./data` in a cell of one line;
+    # in a longer cell, or where Python reads the line (`ls = 1`), it is Python
+    cells = notebook(
+        code(["pip install sagemaker awscli"]),
+        code(["\n", "ls ./embeddings/\n"]),
+        code(["ls = 1"]),
+        code(["import torch\n", "acc = torch.zeros(1)\n", "for x in xs:\n", "    acc += (x == 0).sum()\n"]),
+    )
+    path = write_notebook(tmp_path / "nb.ipynb", cells)
+    result = run_cli("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("nb.ipynb:cell 4:2:7: PH001 error [*] `acc` accumulates"), result.stdout + result.stderr
+    assert lines[1:] == ["Found 1 error.", "[*] 1 fixable with the `--fix` option."]
+    original = path.read_bytes()
+    assert run_cli("check", "--no-cache", "--fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    assert path.read_bytes() == original.replace(b"torch.zeros(1)", b"torch.zeros(1, dtype=torch.int64)")
+
+    longer = write_notebook(tmp_path / "longer.ipynb", notebook(code(["pip install a\n", "import torch\n"])))
+    result = run_cli("check", "--no-cache", "--output-format", "concise", longer.name, cwd=tmp_path)
+    assert result.stdout.splitlines()[0] == "longer.ipynb:cell 1:1:3: SyntaxError: invalid syntax", result.stdout
+    assert result.returncode == 1
+
+
 def test_a_magic_continued_with_a_backslash_is_left_out_whole(tmp_path):
     # IPython joins `!pip install a \` with its next lines; they are not Python
     continued = notebook(
