@@ -12,10 +12,11 @@ something to report, since findings are placed, and fixes edit, in the concrete 
 
 A construct whose libcst shape cannot be read off the standard tree exactly (a
 `match` statement, a lone carriage return, a suite after a backslash, identifiers
-that the standard parser NFKC-normalizes) leaves the whole module to libcst. String literals are sliced
-from the source, and an f-string on one line is read off it around its fields; an
-implicit concatenation, any other f-string or a parenthesized subscript tuple is
-parsed by libcst on its own. tests/test_quick_tree.py holds the tree to
+that the standard parser NFKC-normalizes) leaves the whole module to libcst. String
+literals and their implicit concatenations are sliced from the source, and an
+f-string on one line is read off it around its fields; an f-string across lines or
+with `{x=}` or a field in its spec, and a parenthesized subscript tuple, are parsed
+by libcst on their own. tests/test_quick_tree.py holds the tree to
 libcst's, node for node and field for field, on every construct and on generated
 programs; benchmarks/same_findings.py holds the findings to a run without it.
 """
@@ -329,21 +330,49 @@ class _Builder:
             return N.Ellipsis()
         if isinstance(value, (str, bytes)):
             text = self.text(node)
-            return N.SimpleString(value=text) if _one_string(text) else self._fragment(node)
+            return N.SimpleString(value=text) if _one_string(text) else self._strings(node, text)
         kind = cst.Integer if isinstance(value, int) else cst.Float if isinstance(value, float) else cst.Imaginary
         return make(kind, value=self.text(node))
 
     def _formatted_string(self, node: ast.JoinedStr) -> cst.BaseExpression:
-        """An f-string on one line, its fields' expressions built here and its text
-        read off the source; any other shape (`{x=}`, a field in a spec, several
-        lines, a concatenation) is parsed by libcst. See _fields."""
-        line = self.lines[node.lineno - 1]
-        if not _FIELDS_PLACED or node.end_lineno != node.lineno or not line.isascii():
+        return self._strings(node, self.text(node)) if _FIELDS_PLACED else self._fragment(node)
+
+    def _strings(self, node: ast.Constant | ast.JoinedStr, text: str) -> cst.BaseExpression:
+        """A string, an f-string or an implicit concatenation of them (`"a" f"{b}"`,
+        across lines), read off the source: each literal's text as written, an
+        f-string's fields' expressions from the standard tree (see _fields). An
+        f-string across lines, or one that does not read as the standard tree says,
+        leaves the whole expression to libcst."""
+        spans = _pieces(text)
+        fields = [v for v in node.values if type(v) is not ast.Constant] if type(node) is ast.JoinedStr else []
+        if spans is None or (type(node) is ast.JoinedStr and not text.isascii()):
+            return self._fragment(node)  # the fields' byte columns are read as characters below
+        pieces: list[cst.BaseString] = []
+        claimed = 0
+        for start, end in spans:
+            piece = text[start:end]
+            if "f" not in piece[: len(piece) - len(piece.lstrip(_PREFIX_LETTERS))].lower():
+                pieces.append(N.SimpleString(value=piece))
+                continue
+            line = node.lineno + text.count("\n", 0, start)
+            column = start - (text.rfind("\n", 0, start) + 1) + (node.col_offset if line == node.lineno else 0)
+            mine = [
+                v for v in fields
+                if v.value.lineno == line and column <= v.value.col_offset < column + len(piece)
+            ]  # fmt: skip
+            parts = None if "\n" in piece else _fields(piece, column, mine)
+            if parts is None:
+                return self._fragment(node)
+            claimed += len(mine)
+            pieces.append(self._formatted(piece, parts))
+        if claimed != len(fields):
             return self._fragment(node)
-        text = line[node.col_offset : node.end_col_offset].decode("ascii")
-        parts = _fields(text, node.col_offset, node.values) if _one_string(text) else None
-        if parts is None:
-            return self._fragment(node)
+        built = pieces[-1]
+        for piece in reversed(pieces[:-1]):  # libcst nests to the right: "a" ("b" "c")
+            built = N.ConcatenatedString(left=piece, right=built)
+        return built
+
+    def _formatted(self, text: str, parts: list[Any]) -> cst.FormattedString:
         quote = _closing_quote(text)
         built = [
             N.FormattedStringText(value=part) if isinstance(part, str)
@@ -611,7 +640,7 @@ def _fields(text: str, start: int, values: list[ast.expr]) -> list[Any] | None:
             conversion = text[after + 1 : after + 2]
             after += 2
         if conversion != _CONVERSIONS.get(value.conversion, "?"):
-            return None  # `{x=}` reads as `!r` where the source spells none
+            return None  # the standard tree read again off the source: a misplaced field shows
         spec = None
         if text.startswith(":", after):
             end = text.find("}", after)
@@ -642,23 +671,64 @@ def _plain(text: str) -> bool:
     return "{" not in text.replace("{{", "") and "}" not in text.replace("}}", "")
 
 
+_PREFIX_LETTERS = "rRbBuUfF"
+
+
 def _one_string(text: str) -> bool:
     """Whether `text` is one string literal (not `"a" "b"`, which libcst keeps as a
     concatenation of two)."""
-    start = 0
-    while start < len(text) and text[start] not in "'\"":
-        start += 1
-    quote = text[start : start + 3] if text[start : start + 3] in ('"""', "'''") else text[start : start + 1]
-    if not quote:
-        return False
-    at = start + len(quote)
+    spans = _pieces(text)
+    return spans is not None and len(spans) == 1
+
+
+def _pieces(text: str) -> list[tuple[int, int]] | None:
+    """Where each string literal of an implicit concatenation (or the only one)
+    starts and ends in its source; between them stand only blanks, comments and
+    backslash continuations. None where the text does not read so."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    while True:
+        start = at
+        while at < len(text) and text[at] in _PREFIX_LETTERS:
+            at += 1
+        if at - start > 2 or text[at : at + 1] not in ("'", '"'):
+            return None
+        quote = text[at : at + 3] if text[at : at + 3] in ('"""', "'''") else text[at]
+        end = _string_end(text, at + len(quote), quote)
+        if end is None:
+            return None
+        spans.append((start, end))
+        at = _past_gap(text, end)
+        if at == len(text):
+            return spans
+
+
+def _string_end(text: str, at: int, quote: str) -> int | None:
+    """Where the literal whose body starts at `at` ends: past its first closing quote
+    that no backslash escapes (a raw string's backslash keeps its quote too)."""
+    body = at
     while True:
         end = text.find(quote, at)
         if end < 0:
-            return False
+            return None
         backslashes = 0
-        while end - 1 - backslashes >= at and text[end - 1 - backslashes] == "\\":
+        while end - 1 - backslashes >= body and text[end - 1 - backslashes] == "\\":
             backslashes += 1
         if backslashes % 2 == 0:
-            return end + len(quote) == len(text)
+            return end + len(quote)
         at = end + 1
+
+
+def _past_gap(text: str, at: int) -> int:
+    """Past the blanks, comments and backslash continuations from `at`."""
+    while at < len(text):
+        if text[at] in " \t\r\n\f":
+            at += 1
+        elif text[at] == "#":
+            newline = text.find("\n", at)
+            at = len(text) if newline < 0 else newline
+        elif text.startswith(("\\\n", "\\\r\n"), at):
+            at = text.index("\n", at) + 1
+        else:
+            break
+    return at

@@ -10,7 +10,8 @@ import warnings
 import hypothesmith
 import libcst as cst
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from conftest import REPO
 
@@ -127,6 +128,16 @@ CONSTRUCTS = {
         {y}\"\"\"
         e = f"{ {'k': 1}['k'] }", f"{(lambda: 1)()}", f"{(n := 3)}", f"{a != b}", f"{x:%Y-%m-%d %H}"
     """,
+    "concatenations": """
+        a = ("one"  # a comment's quote
+             "two" \\
+             'three'), b"x" rb"y", u"a" "b", "é" "ü", \'\'\'x\'\'\' \"\"\"y\"\"\"
+        b = (f"a{x}"
+             "b" f"{y!r:>3}"), f"a" f"b{c}" f"{d}e", f"{x}" "{y}"
+        c = (f"é{x}"
+             "b"), (f\"\"\"a
+        {x}\"\"\" "b"), ("a" f"{x=}")
+    """,
     "unicode": """
         naïve = "çà"; other = f(naïve, "日本語")
         x = {"ключ": naïve}["ключ"]
@@ -144,16 +155,20 @@ def test_the_quick_tree_has_libcsts_shape(name):
     assert differences(quick.module, cst.parse_module(source)) == []
 
 
-def test_an_f_string_on_one_line_is_built_here(monkeypatch):
-    # its fields' expressions come from the standard tree; libcst parses only the
-    # shapes whose source the standard tree does not place (`{x=}`, nested fields)
+def test_strings_are_built_here(monkeypatch):
+    # an f-string's fields' expressions come from the standard tree, and implicit
+    # concatenations are split on the source; libcst parses only the shapes whose
+    # source the standard tree does not place (`{x=}`, nested fields, lines)
     parsed = []
     original = cst.parse_expression
     monkeypatch.setattr(cst, "parse_expression", lambda code: parsed.append(code) or original(code))
-    source = 'a = f"t {x} {y!r:>3} {{b}}" + rf"\\d{z.w(1)}"\nb = f"{x=}", f"{x:{w}}", f"{x, y}", f"é{x}"\n'
+    source = (
+        'a = f"t {x} {y!r:>3} {{b}}" + rf"\\d{z.w(1)}"\nb = f"{x=}", f"{x:{w}}", f"{x, y}", f"é{x}"\n'
+        'c = ("one"  # note\n     "two" f"{x}"), f"""{y}\n"""\n'
+    )
     quick = quick_module(source)
     assert differences(quick.module, cst.parse_module(source)) == []
-    assert parsed == ['(f"{x=}")', '(f"{x:{w}}")', '(f"{x, y}")', '(f"é{x}")']
+    assert parsed == ['(f"{x=}")', '(f"{x:{w}}")', '(f"{x, y}")', '(f"é{x}")', '(f"""{y}\n""")']
 
 
 @pytest.mark.parametrize(
@@ -196,6 +211,40 @@ def test_programs_from_libcst_nodes_have_libcsts_shape(program):
     quick = quick_module(program)
     if quick is not None:
         assert differences(quick.module, cst.parse_module(program)) == []
+
+
+_TEXT = ["a", " ", "{{", "}}", "\\\\", "\\n", "'", '"', "#", "(", ")", ":", "!", "=", "é", '\\"', "\\'"]
+_FIELDS = ["x", "a.b", "f(1)", 'd["k"]', "d['k']", "(x)", " x ", "x + 1", "x, y", "(i for i in y)", "x=", "f'{y}'"]
+_SPECS = ["", ":>10", ":.3f", ":", ":{w}", "!r", "!s:>3"]
+
+
+@st.composite
+def _string_literal(draw):
+    prefix = draw(st.sampled_from(["", "f", "r", "rf", "F", "b", "rb", "u"]))
+    quote = draw(st.sampled_from(['"', "'", '"""', "'''"]))
+    formatted = "f" in prefix.lower()
+    parts = draw(st.lists(
+        st.one_of(st.sampled_from(_TEXT), st.tuples(st.sampled_from(_FIELDS), st.sampled_from(_SPECS)))
+        if formatted else st.sampled_from(_TEXT), max_size=4,
+    ))  # fmt: skip
+    text = "".join("{" + part[0] + part[1] + "}" if isinstance(part, tuple) else part for part in parts)
+    return prefix + quote + (text.replace("é", "e") if "b" in prefix else text) + quote
+
+
+@settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(_string_literal(), st.sampled_from([" ", "", "\n    ", " # it's \"q\"\n  ", " \\\n  "])), min_size=1, max_size=4))
+def test_strings_and_their_concatenations_have_libcsts_shape(pieces):
+    last = len(pieces) - 1
+    program = "v = (" + "".join(literal + (between if k < last else "") for k, (literal, between) in enumerate(pieces)) + ")\n"
+    try:
+        real = cst.parse_module(program)
+        compile(program, "<strings>", "exec")
+    except Exception:
+        real = None  # not a program (a quote that ends its string early, a field Python refuses)
+    assume(real is not None)
+    quick = quick_module(program)
+    assert quick is not None
+    assert differences(quick.module, real) == []
 
 
 def test_the_call_code_is_libcsts():
