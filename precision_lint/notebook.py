@@ -8,9 +8,10 @@ newline) kept.
 The module the checker sees: each code cell's lines, where a magic line is `pass`
 at the same indentation (a block stays a block; each line a backslash continues it
 onto is one more such `pass`; so is a cell's only line where it calls a line magic
-without its `%`, as IPython allows there), then a comment line that ends the cell. Fixes edit
-code, never comment lines, so these markers split the fixed text into cells again; a
-cell that starts with a cell magic (`%%bash`) is not Python and is left out whole.
+without its `%`, as IPython allows there), then a comment line that ends the cell.
+Fixes edit code, never comment lines, so these markers split the fixed text into cells
+again; a cell that starts with a cell magic (`%%bash`) is not Python and is left out
+whole.
 """
 from __future__ import annotations
 
@@ -132,6 +133,8 @@ def _without_magics(text: str, magics: dict[int, str]) -> list[str]:
             number = len(magics) + 1
             magics[number] = line
             indent = continued if continued is not None else bare[: len(bare) - len(bare.lstrip())]
+            if index == automagic:
+                indent = ""  # the cell's only line: IPython takes away its indentation
             result.append(_PLACEHOLDER.format(indent=indent, number=number) + "\n")
             continued = indent if bare.endswith("\\") else None
         else:

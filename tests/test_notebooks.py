@@ -220,7 +220,7 @@ def test_a_cell_of_one_line_may_call_a_magic_without_its_percent_sign(tmp_path):
     # in a longer cell, or where Python reads the line (`ls = 1`), it is Python
     cells = notebook(
         code(["pip install sagemaker awscli"]),
-        code(["\n", "ls ./embeddings/\n"]),
+        code(["\n", "  ls ./embeddings/\n"]),
         code(["ls = 1"]),
         code(["import torch\n", "acc = torch.zeros(1)\n", "for x in xs:\n", "    acc += (x == 0).sum()\n"]),
     )
