@@ -20,6 +20,7 @@ import io
 import json
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -144,9 +145,9 @@ def _without_magics(text: str, magics: dict[int, str]) -> list[str]:
 
 def _automagic_line(lines: list[str]) -> int | None:
     """The index of a cell's only line (blank lines before it aside: IPython drops
-    them) where it calls a line magic without `%` and Python cannot read it. A line
-    that Python reads (`ls = 1`, `ls -l`) stays code, and IPython too reads a name
-    followed by `=` or `,` as Python."""
+    them) where it calls a line magic without `%` and Python cannot compile it as it
+    stands. A line that Python reads (`ls = 1`, `ls -l`) stays code, and IPython too
+    reads a name followed by `=` or `,` as Python."""
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None or first != len(lines) - 1:
         return None
@@ -154,9 +155,11 @@ def _automagic_line(lines: list[str]) -> int | None:
     if call is None or call.group(1) not in _AUTOMAGICS or (call.group(2) or "").startswith(("=", ",")):
         return None
     try:
-        compile(lines[first], "<cell>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return first
+        with warnings.catch_warnings():  # `ls is 1` warns; under -W error it would raise
+            warnings.simplefilter("ignore")
+            compile(lines[first], "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return first  # (a line nested too deep for the compiler, `ls ------...1`, too)
     return None
 
 

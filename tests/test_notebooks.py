@@ -222,13 +222,16 @@ def test_a_cell_of_one_line_may_call_a_magic_without_its_percent_sign(tmp_path):
         code(["pip install sagemaker awscli"]),
         code(["\n", "  ls ./embeddings/\n"]),
         code(["ls = 1"]),
+        code(["ls " + "-" * 3000 + "1"]),  # too deep for Python's compiler: no crash
+        code(["ls is 1"]),  # Python, with a warning that must not be printed
         code(["import torch\n", "acc = torch.zeros(1)\n", "for x in xs:\n", "    acc += (x == 0).sum()\n"]),
     )
     path = write_notebook(tmp_path / "nb.ipynb", cells)
     result = run_cli("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("nb.ipynb:cell 4:2:7: PH001 error [*] `acc` accumulates"), result.stdout + result.stderr
+    assert lines[0].startswith("nb.ipynb:cell 6:2:7: PH001 error [*] `acc` accumulates"), result.stdout + result.stderr
     assert lines[1:] == ["Found 1 error.", "[*] 1 fixable with the `--fix` option."]
+    assert result.returncode == 1 and result.stderr == ""
     original = path.read_bytes()
     assert run_cli("check", "--no-cache", "--fix", "nb.ipynb", cwd=tmp_path).returncode == 0
     assert path.read_bytes() == original.replace(b"torch.zeros(1)", b"torch.zeros(1, dtype=torch.int64)")
