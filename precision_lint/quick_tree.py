@@ -50,7 +50,9 @@ class QuickTree:
     def code_of_call(self, node: cst.Call) -> str | None:
         """`node`'s code as libcst's `code_for_node` gives it in the concrete tree, or
         None where that cannot be read off the source: where parentheses may
-        surround the call (libcst's code would include them)."""
+        surround the call (libcst's code would include them). A call across lines
+        inside a block keeps the block's indentation on its later lines, which
+        libcst's leaves out; evidence, its one reader, joins the code's whitespace."""
         span = self._builder.calls.get(node)
         if span is None:
             return None
