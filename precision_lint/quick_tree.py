@@ -567,11 +567,12 @@ _STATEMENTS: dict[type, Callable[[_Builder, Any], Any]] = {
     ast.With: lambda b, n: b._with(n, None),
     ast.AsyncWith: lambda b, n: b._with(n, N.Asynchronous()),
     ast.Try: lambda b, n: b._try(n, cst.Try, cst.ExceptHandler),
-    ast.TryStar: lambda b, n: b._try(n, cst.TryStar, cst.ExceptStarHandler),
     ast.FunctionDef: lambda b, n: b._function(n, None),
     ast.AsyncFunctionDef: lambda b, n: b._function(n, N.Asynchronous()),
     ast.ClassDef: _Builder._class,
 }
+if sys.version_info >= (3, 11):  # `except*`: the standard parser of 3.10 has no TryStar
+    _STATEMENTS[ast.TryStar] = lambda b, n: b._try(n, cst.TryStar, cst.ExceptStarHandler)
 
 
 def _identifiers_as_written(source: str) -> bool:

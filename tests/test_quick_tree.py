@@ -90,10 +90,6 @@ CONSTRUCTS = {
             pass
         try: pass
         finally: pass
-        try:
-            pass
-        except* ValueError:
-            pass
         with a, b as c: pass
     """,
     "expressions": """
@@ -145,6 +141,10 @@ CONSTRUCTS = {
     "semicolons": "a = 1; b = 2;\nc = 3\nif x: d = 4; e = 5\n",
     "crlf": "import torch\r\nx = torch.zeros(3)\r\nif x:\r\n    y = 1\r\n",
 }
+
+
+if sys.version_info >= (3, 11):
+    CONSTRUCTS["except-star"] = "try:\n    pass\nexcept* ValueError:\n    pass\n"
 
 
 @pytest.mark.parametrize("name", sorted(CONSTRUCTS))

@@ -68,11 +68,14 @@ async def start(client: LanguageClient, root: Path, spec: str = VS_CODE, **optio
 
 async def published(client: LanguageClient, uri: str, version: int | None = None, timeout: float = 60):
     """The next diagnostics pushed for `uri` (at `version`, when given)."""
-    async with asyncio.timeout(timeout):
+
+    async def next_one():
         while True:
             params = await client.wait_for_notification(PUBLISH)
             if params.uri == uri and (version is None or params.version == version):
                 return params
+
+    return await asyncio.wait_for(next_one(), timeout)  # (asyncio.timeout is Python 3.11's)
 
 
 def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
@@ -368,9 +371,11 @@ async def test_config_change_reloads_settings(client: LanguageClient, tmp_path):
     uri = open_document(client, tmp_path / "train.py", HAZARD)
     assert [d.code for d in (await published(client, uri)).diagnostics] == ["PH001"]
     # the server asked the editor to watch config files (VS Code registers watchers dynamically)
-    async with asyncio.timeout(30):
+    async def registered():
         while not client.registrations:
             await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(registered(), 30)
     (registration,) = client.registrations
     assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
     # the client sees the options as the JSON it received

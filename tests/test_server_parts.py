@@ -202,9 +202,11 @@ class _Harness:
 
 
 async def _until(condition, timeout: float = 10) -> None:
-    async with asyncio.timeout(timeout):
+    async def holds():
         while not condition():
             await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(holds(), timeout)  # (asyncio.timeout is Python 3.11's)
 
 
 def test_versions_typed_during_a_check_are_skipped_and_its_result_dropped():
