@@ -106,7 +106,7 @@ class Settings:
         suffix = Path(path).suffix.lstrip(".")
         return self.extension.get(suffix) or DEFAULT_EXTENSIONS.get(suffix)
 
-    def is_excluded(self, path: str, base: Path | None = None, is_dir: bool = False) -> bool:
+    def is_excluded(self, path: str | Path, base: Path | None = None, is_dir: bool = False) -> bool:
         """Whether `path` matches an exclude pattern, relative to the folder of the
         file that wrote the pattern. `base`: the path named on the command line;
         a pattern that matches it is skipped (the user asked for it by name)."""

@@ -30,7 +30,8 @@ def discover(paths: list[Path], settings, force_exclude: bool = False, unreadabl
         if listed is None:
             listed = _plain_walk(path, walk, unreadable)
         for candidate in sorted(listed):
-            if settings.settings_for(candidate).language(candidate) and candidate.is_file() and not walk.excluded(candidate):
+            target = absolute(candidate)  # once: settings_for and excluded() take it as it is
+            if settings.settings_for(target).language(candidate) and candidate.is_file() and not walk.excluded(target):
                 found[candidate] = None
     return list(found)
 
@@ -43,23 +44,26 @@ class _Walk:
     def __init__(self, settings, base: Path | None) -> None:
         self.settings = settings
         self.base = absolute(base) if base is not None else None
+        self._base_text = str(self.base)
+        self._base_prefix = os.path.join(self._base_text, "")  # strings: Path's `in parents` is slow
         self._folders: dict[Path, bool] = {}
 
     def excluded(self, path: Path) -> bool:
         target = absolute(path)
-        if self.settings.settings_for(target).is_excluded(str(target), self.base):
+        if self.settings.settings_for(target).is_excluded(target, self.base):
             return True
         if self.base is None:
             return False
         return self._folder_excluded(target.parent)
 
     def _folder_excluded(self, folder: Path) -> bool:
-        if folder == self.base or self.base not in folder.parents:
-            return False
+        text = str(folder)
+        if self.base is None or text == self._base_text or not text.startswith(self._base_prefix):
+            return False  # the named folder itself, or outside it
         if folder not in self._folders:
             parent = folder.parent
             self._folders[folder] = self._folder_excluded(parent) or self.settings.settings_for(parent).is_excluded(
-                str(folder), self.base, is_dir=True
+                folder, self.base, is_dir=True
             )
         return self._folders[folder]
 

@@ -110,4 +110,6 @@ def matches_one(pattern: Pattern, path: Path, walk_base: Path | None = None) -> 
 
 
 def absolute(path: str | Path) -> Path:
+    if isinstance(path, Path) and path.is_absolute() and ".." not in path.parts:
+        return path  # already what abspath gives (pathlib drops `.` and doubled `/`)
     return Path(os.path.abspath(path))

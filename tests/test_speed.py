@@ -123,6 +123,21 @@ def test_discovery_matches_each_path_without_fnmatch_per_pattern(tmp_path, monke
     assert len(calls) < 100  # the folder the user named, once per pattern; not per file
 
 
+def test_a_named_folder_is_walked_even_when_excluded_but_the_folders_below_it_are_not(tmp_path):
+    from precision_lint.discovery import discover
+
+    for folder in ("build/pkg", "build/pkg/node_modules", "buildx/node_modules"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "m.py").write_text("x = 1\n")
+    settings = Settings(root=tmp_path)
+    named = discover([tmp_path / "build"], settings)  # the user named it: checked
+    assert [p.relative_to(tmp_path).as_posix() for p in named] == ["build/pkg/m.py"]
+    assert discover([tmp_path / "buildx"], settings) == []  # its node_modules is excluded
+    assert [p.relative_to(tmp_path).as_posix() for p in discover([tmp_path / "buildx" / "node_modules"], settings)] == [
+        "buildx/node_modules/m.py"
+    ]
+
+
 # -- module summaries ------------------------------------------------------------------
 def _old_line_of(source: str, name: str, owner: str | None) -> int | None:
     """The definition-line search as it was: one regex per function over the lines."""

@@ -16,7 +16,16 @@ class ModuleIdentity:
 
 
 def identify(path: str | Path) -> ModuleIdentity:
-    path = Path(os.path.abspath(path))
+    return _identify(os.path.abspath(path))
+
+
+@lru_cache(maxsize=16384)
+def _identify(absolute_path: str) -> ModuleIdentity:
+    """identify's answer for an absolute path, kept: a run asks for each of its files
+    several times (the import order, each round's summaries, the worker's check), and
+    the answer reads only the `__init__.py` files above it, which _packages_above
+    already keeps."""
+    path = Path(absolute_path)
     is_init = path.name == "__init__.py"
     packages = _packages_above(str(path.parent))
     stem = path.name.rsplit(".", 1)[0]
