@@ -67,6 +67,9 @@ def timed(command: list[str], cwd: Path, timeout: float | None = None) -> tuple[
     return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
 
+CHECKER_IMPORT = "import of the checker (libcst, the model, the rules)"
+
+
 def ours_command() -> list[str]:
     script = Path(sys.executable).with_name("precision-lint")
     return [str(script)] if script.exists() else [sys.executable, "-m", "precision_lint"]
@@ -141,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     startup_commands = {
         "precision-lint --version": [*ours_command(), "--version"],
         'python -c "import json"': [sys.executable, "-c", "import json"],
+        # what a cold run imports before it checks a file (runner._preload_checker):
+        # the floor of every cold check, however few its files
+        CHECKER_IMPORT: [sys.executable, "-c", "from precision_lint.runner import _preload_checker; _preload_checker()"],
     }
     if ruff:
         startup_commands["ruff --version"] = [ruff, "--version"]
@@ -227,6 +233,13 @@ def main(argv: list[str] | None = None) -> int:
         ratio, cpu_ratio = ratios.get(name), ratios.get(_cpu_key(name))
         met = "" if ratio is None else ("yes" if ratio <= limit else "no")
         out.append(f"| {name} | {'' if ratio is None else f'{ratio:.1f}x'} | {'' if cpu_ratio is None else f'{cpu_ratio:.1f}x'} | {limit:.0f}x | {met} |")
+    checker, precommit_ruff = startup.get(CHECKER_IMPORT), _precommit_ruff_cold(cases)
+    if checker and precommit_ruff:
+        out.append("")
+        out.append(
+            f"The floor of a cold check: importing the checker takes {checker:.3f} s, "
+            f"{checker / precommit_ruff:.1f}x ruff's cold time on the pre-commit case."
+        )
     if args.scale:
         out.append("")
         out.append("| one file of | precision-lint cold wall s | CPU s | CPU us per line | peak MB |")
@@ -238,6 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         args.markdown.write_text(text)
     return 0
+
+
+def _precommit_ruff_cold(cases: list[Case]) -> float | None:
+    for case in cases:
+        if case.label.startswith("pre-commit"):
+            return case.best.get("ruff cold")
+    return None
 
 
 def scale(tree: Path, sizes=(1_000, 10_000, 100_000)) -> list[tuple[int, float, float, float]]:
