@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import select
 import signal
 import sys
 from collections import deque
@@ -265,8 +266,11 @@ def run_jobs(
     reports: list[FileReport | None] = [None] * len(jobs)
 
     def finish(number: int, report: FileReport) -> None:
-        with signals_deferred():  # a written file is always recorded as written
-            reports[number] = commit(report)
+        if report.write is None:  # nothing to write (every check)
+            reports[number] = report
+        else:
+            with signals_deferred():  # a written file is always recorded as written
+                reports[number] = commit(report)
         if on_report is not None:
             on_report(reports[number])
 
@@ -328,9 +332,20 @@ class _NoWorkers(Exception):
 
 
 def _wait(objects):
-    from multiprocessing.connection import wait
+    """The connections and process sentinels that are ready, waiting for one."""
+    if not hasattr(select, "poll"):  # Windows
+        from multiprocessing.connection import wait
 
-    return wait(objects)
+        return wait(objects)
+    # polled here: multiprocessing's wait builds a selector for every call, and the
+    # parent waits once per file, while the worker that finished waits for its next job
+    poller = select.poll()
+    by_fd = {}
+    for item in objects:
+        fd = item if isinstance(item, int) else item.fileno()
+        by_fd[fd] = item
+        poller.register(fd, select.POLLIN)
+    return [by_fd[fd] for fd, _ in poller.poll()]  # a closed pipe or dead worker: POLLHUP
 
 
 def _preload_checker() -> None:
@@ -384,7 +399,7 @@ class _Pool:
             ready = set(_wait([w.connection for w in busy] + [w.process.sentinel for w in busy]))
             for worker in [w for w in busy if w.connection in ready or w.process.sentinel in ready]:
                 busy.remove(worker)
-                number, report = worker.job, worker.collect()
+                number, report = worker.job, worker.collect(readable=worker.connection in ready)
                 worker.job = None
                 if report is None:  # it died with the job
                     finish(number, _crash_report(jobs[number], worker.process.exitcode, worker.last_words()))
@@ -443,10 +458,11 @@ class _Worker:
         self.told += len(news)
         return True
 
-    def collect(self) -> FileReport | None:
-        """The report, or None when the worker died before sending it."""
+    def collect(self, readable: bool = False) -> FileReport | None:
+        """The report, or None when the worker died before sending it. `readable`: the
+        connection is known to hold its report or its end (no second poll)."""
         try:
-            if self.connection.poll():
+            if readable or self.connection.poll():
                 return self.connection.recv()
         except (EOFError, OSError):
             pass

@@ -60,3 +60,23 @@ def test_a_worker_that_died_between_rounds_is_replaced(tmp_path, monkeypatch):
         (report,) = run_jobs([Job("alone.py", CODES)], workers=workers)
         assert [d.code for d in report.diagnostics] == ["PH001"]
         assert dead not in workers._pool.workers
+
+
+def test_waiting_returns_what_is_ready_a_closed_pipe_included():
+    """runner._wait polls the pipes and sentinels itself: a connection with a report
+    is ready, one whose other end closed (a worker that died) is ready, and one that
+    holds nothing yet is not."""
+    import multiprocessing
+
+    from precision_lint.runner import _wait
+
+    quiet_reader, quiet_writer = multiprocessing.Pipe(duplex=False)
+    full_reader, full_writer = multiprocessing.Pipe(duplex=False)
+    dead_reader, dead_writer = multiprocessing.Pipe(duplex=False)
+    full_writer.send("report")
+    dead_writer.close()
+    ready = _wait([quiet_reader, full_reader, dead_reader])
+    assert full_reader in ready and dead_reader in ready and quiet_reader not in ready
+    assert full_reader.recv() == "report"
+    for connection in (quiet_reader, quiet_writer, full_reader, full_writer, dead_reader):
+        connection.close()

@@ -53,11 +53,13 @@ def _packages_above(directory: str) -> tuple[str, ...]:
 def find_module_file(name: str, roots: list[str]) -> Path | None:
     """The file of module `name` under one of `roots` (for a module the run did not
     list, such as the imports of files pre-commit hands over)."""
-    relative = Path(*name.split("."))
+    # joined as text: a run looks for thousands of modules between its rounds (2,000
+    # on Megatron-LM), and pathlib's joins took five times as long
+    relative = os.path.join(*name.split("."))
     for root in roots:
-        for candidate in (Path(root) / relative.with_suffix(".py"), Path(root) / relative / "__init__.py"):
-            if candidate.is_file():
-                return candidate
+        for candidate in (os.path.join(root, relative + ".py"), os.path.join(root, relative, "__init__.py")):
+            if os.path.isfile(candidate):
+                return Path(candidate)
     return None
 
 
