@@ -144,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     startup_commands = {
         "precision-lint --version": [*ours_command(), "--version"],
         'python -c "import json"': [sys.executable, "-c", "import json"],
-        # what a cold run imports before it checks a file (runner._preload_checker):
-        # the floor of every cold check, however few its files
+        # what each worker of a cold run imports before its first file
+        # (runner._preload_checker): the floor of every cold check, however few its files
         CHECKER_IMPORT: [sys.executable, "-c", "from precision_lint.runner import _preload_checker; _preload_checker()"],
     }
     if ruff:
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if checker and precommit_ruff:
         out.append("")
         out.append(
-            f"The floor of a cold check: importing the checker takes {checker:.3f} s, "
+            f"The floor of a cold check: a worker's import of the checker takes {checker:.3f} s, "
             f"{checker / precommit_ruff:.1f}x ruff's cold time on the pre-commit case."
         )
     if args.scale:

@@ -30,7 +30,7 @@ from .reporters.text import (
     display_path, source_key, statistics, write_concise, write_fixed, write_full, write_statistics, write_summary,
 )  # fmt: skip
 from .project.analysis import run_project
-from .runner import FileReport, Interrupted, Job, Workers, run_jobs
+from .runner import FileReport, Interrupted, Job, Workers, run_jobs, worker_memory
 from .selection import UnknownSelector, validate
 from .resolver import FileCodes, Overrides, SettingsResolver, parse_per_file_ignore
 from .style import Style, wants_color
@@ -230,6 +230,28 @@ def _check_command(args: argparse.Namespace) -> int:
         for path in missing:
             print(f"precision-lint: error: {path}: No such file or directory", file=sys.stderr)
         return EXIT_ERROR
+    with Workers() as workers:  # one set of worker processes for every round
+        settings = codes.settings(paths[0])
+        if _checks_every_file_anew(args, settings):
+            workers.start(worker_memory(settings.limits.max_file_size))
+        return _check_files(args, codes, paths, workers)
+
+
+def _checks_every_file_anew(args: argparse.Namespace, settings: Settings) -> bool:
+    """Whether no file of the run will be served from the cache (--no-cache, a fix,
+    no cache yet): its workers can then start before the files are found."""
+    if args.show_files or args.verify:
+        return False  # nothing is checked, or --verify's replays run first
+    if args.no_cache or args.fix or args.fix_only or args.diff:
+        return True
+    return not _cache_dir(settings).exists()
+
+
+def _cache_dir(settings: Settings) -> Path:
+    return settings.cache_dir or settings.root / ".precision-lint-cache"
+
+
+def _check_files(args: argparse.Namespace, codes: FileCodes, paths: list[Path], workers: Workers) -> int:
     unlisted: list[tuple[Path, OSError]] = []
     files = discover(paths, codes, force_exclude=args.force_exclude, unreadable=unlisted)
     if args.show_files:
@@ -277,7 +299,7 @@ def _check_command(args: argparse.Namespace) -> int:
         allowed = None if gate is None else frozenset(gate.get(str(f.resolve()), set()))
         jobs.append(Job(str(f), file_codes, mode, args.unsafe_fixes, unfixable, allowed, settings.limits, data=data))
     run_settings = codes.settings(paths[0])
-    reports = _run(jobs, run_settings, use_cache=mode == "check" and not args.no_cache, quiet=args.quiet)
+    reports = _run(jobs, run_settings, workers, use_cache=mode == "check" and not args.no_cache, quiet=args.quiet)
     unfixable_of = {job.path: job.unfixable for job in jobs}
     texts: dict[str, str] = {}
     for number, report in enumerate(reports):
@@ -408,22 +430,20 @@ def _add_noqa_to_notebook(notebook, findings: list[Diagnostic], reason: str) -> 
     return count
 
 
-def _run(jobs: list[Job], settings: Settings, use_cache: bool, quiet: bool) -> list[FileReport]:
+def _run(jobs: list[Job], settings: Settings, workers: Workers, use_cache: bool, quiet: bool) -> list[FileReport]:
     from .progress import Progress
 
-    cache = ResultCache(settings.cache_dir or settings.root / ".precision-lint-cache") if use_cache else None
+    cache = ResultCache(_cache_dir(settings)) if use_cache else None
     progress = Progress("checked", enabled=not quiet)
 
-    with Workers() as workers:  # one set of worker processes for every round
+    def runner(batch: list[Job], **options) -> list[FileReport]:
+        progress.expect(len(batch))
+        return run_jobs(batch, on_report=progress.advance, workers=workers, **options)
 
-        def runner(batch: list[Job]) -> list[FileReport]:
-            progress.expect(len(batch))
-            return run_jobs(batch, on_report=progress.advance, workers=workers)
-
-        try:
-            return run_project(jobs, cache, runner)
-        finally:
-            progress.close()
+    try:
+        return run_project(jobs, cache, runner)
+    finally:
+        progress.close()
 
 
 def _report(args: argparse.Namespace, reports: list[FileReport], texts: dict[str, str]) -> int:

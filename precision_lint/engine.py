@@ -21,7 +21,8 @@ from .parsing import parse_module
 from .positions import NotLocal, SourcePositions, StatementPositions, forget_positions, positions_for
 from .project.index import ModuleContext
 from .project.modules import ModuleIdentity, identify
-from .project.summary import exports_summary, summarize
+from .project.exports import exports_summary
+from .project.summary import summarize
 from .quick_tree import QuickTree, quick_module
 from .registry import all_rules
 from .rule import Finding, NodeEdit, Rule

@@ -17,7 +17,7 @@ from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from . import speedups
 from .deep_stack import RECURSION_LIMIT, call_with_deep_stack
@@ -250,17 +250,22 @@ def unified_diff(before: str, after: str, path: str) -> str:
 
 # -- workers ------------------------------------------------------------------------
 def run_jobs(
-    jobs: list[Job], on_report: Callable[[FileReport], None] | None = None, workers: "Workers | None" = None
+    jobs: list[Job],
+    on_report: Callable[[FileReport], None] | None = None,
+    workers: "Workers | None" = None,
+    known: Sequence[dict] = (),
 ) -> list[FileReport]:
     """One report per job, in the order of `jobs`; fixed files are written as their
     reports arrive (`on_report` hears of each: the progress line). Raises
     Interrupted (with what is done) on SIGINT. `workers`: processes kept from one
-    call to the next (a project's rounds); without it, this call starts its own."""
+    call to the next (a project's rounds); without it, this call starts its own.
+    `known`: summaries a job that learns is answered from before the jobs' own
+    (a package's re-exports, project/analysis.py)."""
     if not jobs:
         return []
     few = len(jobs) < PARALLEL_THRESHOLD and sum(_size(job) for job in jobs) < PARALLEL_BYTES
     count = 1 if few else max(1, min(os.cpu_count() or 1, len(jobs)))
-    memory = max(MIN_WORKER_MEMORY, MEMORY_PER_SOURCE_BYTE * max(job.limits.max_file_size for job in jobs))
+    memory = worker_memory(max(job.limits.max_file_size for job in jobs))
     kept = workers is not None and speedups.enabled("workers")
     pool = workers.pool(memory) if kept else _Pool(memory)
     reports: list[FileReport | None] = [None] * len(jobs)
@@ -279,7 +284,7 @@ def run_jobs(
     else:  # largest files first, so no worker is left with a long tail
         order = deque(sorted(range(len(jobs)), key=lambda i: -_size(jobs[i])))
     try:
-        pool.run(jobs, order, finish, count)
+        pool.run(jobs, order, finish, count, known)
     except KeyboardInterrupt:
         pool.stop(now=True)
         raise Interrupted([r for r in reports if r is not None]) from None
@@ -288,6 +293,7 @@ def run_jobs(
         # this process, on a deep stack; a crash is then no longer contained.
         pool.stop(now=True)
         learned = _new_learned()
+        learned.add(known)
         try:
             for number in range(len(jobs)):
                 if reports[number] is None:
@@ -298,6 +304,11 @@ def run_jobs(
     if not kept:
         pool.stop()
     return [report for report in reports if report is not None]
+
+
+def worker_memory(max_file_size: int) -> int:
+    """The memory limit of a worker that may be handed files of up to `max_file_size` bytes."""
+    return max(MIN_WORKER_MEMORY, MEMORY_PER_SOURCE_BYTE * max_file_size)
 
 
 class Workers:
@@ -317,6 +328,15 @@ class Workers:
         if self._pool is None:
             self._pool = _Pool(memory)
         return self._pool
+
+    def start(self, memory: int) -> None:
+        """Start a worker per core now: each imports the checker while this process
+        finds the files and reads their imports (a run that will check every file
+        anew). Where none can start, the first round finds out and checks here."""
+        try:
+            self.pool(memory).start(os.cpu_count() or 1)
+        except _NoWorkers:
+            pass
 
     def __enter__(self) -> "Workers":
         return self
@@ -349,10 +369,9 @@ def _wait(objects):
 
 
 def _preload_checker() -> None:
-    """Import the engine (libcst, the model, the rules) and the fixer in this process
-    before workers are forked from it: each worker inherits them instead of importing
-    them again (a quarter of a second of CPU per worker, and a run without Workers
-    starts a pool every round)."""
+    """Import the engine (libcst, the model, the rules) and the fixer: a worker does
+    so as it starts, before its first job, while the run's own process (which never
+    needs them) finds the files and reads their imports (a quarter of a second)."""
     from . import engine, fixer  # noqa: F401
     from .registry import all_rules
 
@@ -368,20 +387,20 @@ class _Pool:
         import multiprocessing  # a run served from the cache starts no worker
 
         method = "fork" if sys.platform.startswith("linux") else "spawn"
-        if method == "fork":
-            _preload_checker()
         self.context = multiprocessing.get_context(method)
         self.workers: list[_Worker] = []
         self.early_deaths = 0
 
-    def run(self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None], size: int) -> None:
+    def run(
+        self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None], size: int, known: Sequence[dict] = ()
+    ) -> None:
         self.early_deaths = 0
         wanted = min(size, len(order))  # a round of a few files takes one worker
         idle = self.workers[:wanted] + [self._start() for _ in range(wanted - len(self.workers))]
         for worker in idle:
             worker.told = 0  # a new round: what it learned in the last one is forgotten
         busy: list[_Worker] = []
-        learned: list[dict] = []  # the summaries of the jobs finished so far (Job.learns)
+        learned: list[dict] = list(known)  # and the summaries of the jobs finished so far (Job.learns)
         unfinished = {jobs[number].path for number in order}
         while order or busy:
             while idle and order:
@@ -411,6 +430,10 @@ class _Pool:
                     learned.extend(_summaries_of([report]))
                     idle.append(worker)
                 unfinished.discard(jobs[number].path)
+
+    def start(self, count: int) -> None:
+        while len(self.workers) < count:
+            self._start()
 
     def _start(self) -> _Worker:
         import tempfile
@@ -502,6 +525,7 @@ def _worker_main(connection: Connection, memory: int, log: str) -> None:
         os.dup2(stream.fileno(), 2)
     _limit_memory(memory)
     sys.setrecursionlimit(RECURSION_LIMIT)
+    _preload_checker()
     if speedups.enabled("gc"):
         gc.freeze()  # what the worker imported is never garbage: no collection walks it
     learned = _new_learned()

@@ -16,6 +16,7 @@ SPEEDUPS = (
     "replay",  # a method's second run replayed from its first where it would start the same
     "carry",  # a round's index takes over the names and answers of the round before's that hold
     "workers",  # one set of worker processes for every round of a run (runner.Workers)
+    "reexports",  # the first round answered through its packages' re-exports, read before it
 )
 
 _OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())

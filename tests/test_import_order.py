@@ -163,9 +163,9 @@ def test_a_chain_of_helpers_is_answered_in_the_first_round(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     batches: list[int] = []
 
-    def counting(jobs):
+    def counting(jobs, **options):
         batches.append(len(jobs))
-        return run_jobs(jobs)
+        return run_jobs(jobs, **options)
 
     reports = run_project([Job(path, CODES) for path in _chain(tmp_path, 5)], runner=counting)
     found = {(r.path.rpartition("/")[2], d.location.row, d.code) for r in reports for d in r.diagnostics}
@@ -183,9 +183,9 @@ def test_only_reports_that_are_checked_again_learn(tmp_path, monkeypatch, mode):
     monkeypatch.chdir(tmp_path)
     seen: list[tuple[str, bool]] = []
 
-    def recording(jobs):
+    def recording(jobs, **options):
         seen.extend((job.mode, job.learns) for job in jobs)
-        return run_jobs(jobs)
+        return run_jobs(jobs, **options)
 
     run_project([Job(user, CODES, mode=mode)], runner=recording)
     assert ("summary", False) in seen  # helper.py, read for its summary
@@ -202,9 +202,9 @@ def test_a_staged_files_imports_are_read_with_it(tmp_path, monkeypatch, ordered)
     monkeypatch.chdir(tmp_path)
     batches: list[list[tuple[str, str]]] = []
 
-    def recording(jobs):
+    def recording(jobs, **options):
         batches.append([(job.mode, job.path.rpartition("/")[2]) for job in jobs])
-        return run_jobs(jobs)
+        return run_jobs(jobs, **options)
 
     reports, index = check_unsettled([Job(user, CODES)], runner=recording)
     assert [(d.location.row, d.code) for d in reports[0].diagnostics] == [(5, "PH001")]
@@ -213,3 +213,66 @@ def test_a_staged_files_imports_are_read_with_it(tmp_path, monkeypatch, ordered)
         assert batches == [[("summary", "helper.py"), ("check", "user.py")]]
     else:
         assert batches == [[("check", "user.py")], [("summary", "helper.py")], [("check", "user.py")]]
+
+
+# A package that imports every module in turn and re-exports a helper: the module
+# importing the helper through the package closes a circle, so the package comes after
+# it in the order (torchmetrics: `from torchmetrics import Metric`).
+PACKAGE = {
+    "pkg/__init__.py": "import torch\nfrom pkg.core import count\nfrom pkg.user import run\n",
+    "pkg/core.py": HELPER,
+    "pkg/user.py": USER.replace("from helper import count", "from pkg import count"),
+}
+
+
+@pytest.mark.parametrize("reexports", [True, False], ids=["stubs", "no-stubs"])
+def test_a_name_imported_through_its_package_is_answered_in_the_first_round(tmp_path, monkeypatch, reexports):
+    monkeypatch.setattr(speedups, "_OFF", frozenset() if reexports else frozenset({"reexports"}))
+    paths = _write(tmp_path, PACKAGE)
+    monkeypatch.chdir(tmp_path)
+    batches: list[list[str]] = []
+
+    def recording(jobs, **options):
+        batches.append([job.path.rpartition("/")[2] for job in jobs])
+        return run_jobs(jobs, **options)
+
+    reports = run_project([Job(path, CODES) for path in paths], runner=recording)
+    user = reports[2]
+    assert [(d.location.row, d.code) for d in user.diagnostics] == [(5, "PH001")]
+    assert user.dependencies["f:pkg.count"] != NOTHING
+    # the package's imports, read before the round, put user.py after core.py and
+    # answer it at once; without them it is checked again once the package is indexed
+    if reexports:
+        assert batches == [["core.py", "user.py", "__init__.py"]]
+    else:
+        assert batches == [["user.py", "core.py", "__init__.py"], ["user.py"]]
+
+
+def test_a_stub_holds_only_what_a_package_imports_and_is_left_out_of_the_index(tmp_path, monkeypatch):
+    from precision_lint.project.analysis import _reexport_stubs
+
+    paths = _write(tmp_path, {**PACKAGE, "pkg/empty/__init__.py": "", "pkg/broken/__init__.py": "from . import (\n"})
+    monkeypatch.chdir(tmp_path)
+    stubs = _reexport_stubs([Job(path, CODES) for path in paths] + [Job(paths[0], CODES, mode="summary")])
+    # a package that imports nothing, or does not parse, has none; a summary job learns nothing
+    assert [(stub["module"], stub["exports"], stub["modeled"]) for stub in stubs] == [
+        ("pkg", {"count": "pkg.core.count", "run": "pkg.user.run"}, False)
+    ]
+    reports, index = check_unsettled([Job(path, CODES) for path in paths])
+    assert index.modules["pkg"].get("modeled", True)  # the package's own summary, not its stub
+
+
+def test_a_name_imported_through_a_package_ties_the_file_to_its_module(tmp_path):
+    paths = _write(tmp_path, {
+        "app.py": "from pkg import Thing, other\n",
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/thing.py": "",
+        "pkg/other.py": "",
+    })
+    reexports = {"pkg": {"Thing": "pkg.sub.Thing"}, "pkg.sub": {"Thing": "pkg.sub.thing.Thing"}}
+    _, imports = import_order(paths, reexports)
+    # through two packages to pkg/sub/thing.py; `other` is a module of its own
+    tied = sorted(paths[j][len(str(tmp_path)) + 1 :] for j in imports[0])
+    assert tied == ["pkg/__init__.py", "pkg/other.py", "pkg/sub/__init__.py", "pkg/sub/thing.py"]
+    assert import_order(paths)[1][0] == [1, 4]  # without them: the package and the module only

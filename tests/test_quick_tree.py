@@ -354,9 +354,9 @@ def test_a_file_checked_again_with_findings_goes_to_libcst_at_once(tmp_path, mon
     monkeypatch.setattr(speedups, "_OFF", frozenset({"ordered"}))
     batches = []
 
-    def runner(jobs):
+    def runner(jobs, **options):
         batches.append([(job.path, job.concrete) for job in jobs])
-        return run_jobs(jobs)
+        return run_jobs(jobs, **options)
 
     jobs = [Job(path, CODES) for path in ("pkg/__init__.py", "pkg/helper.py", "pkg/user.py")]
     (_, _, user) = run_project(jobs, runner=runner)
@@ -375,9 +375,9 @@ def test_a_changed_file_whose_last_version_had_findings_goes_to_libcst_at_once(t
     (tmp_path / "clean.py").write_text("import torch\n\ndef g(x):\n    return x + 1\n")
     seen = []
 
-    def runner(jobs):
+    def runner(jobs, **options):
         seen.extend((job.path, job.concrete) for job in jobs)
-        return run_jobs(jobs)
+        return run_jobs(jobs, **options)
 
     def check():
         cache = ResultCache(tmp_path / "cache")

@@ -80,3 +80,18 @@ def test_waiting_returns_what_is_ready_a_closed_pipe_included():
     assert full_reader.recv() == "report"
     for connection in (quiet_reader, quiet_writer, full_reader, full_writer, dead_reader):
         connection.close()
+
+
+def test_workers_started_before_the_first_round_serve_it(tmp_path, monkeypatch):
+    import os
+
+    from precision_lint.runner import worker_memory
+
+    helper, user = _files(tmp_path, monkeypatch)
+    with Workers() as workers:
+        workers.start(worker_memory(1024))
+        started = _pids(workers)
+        assert len(started) == (os.cpu_count() or 1)
+        reports = run_jobs([Job(helper, CODES)] * 20 + [Job(user, CODES)], workers=workers)
+        assert _pids(workers) == started
+    assert [d.code for d in reports[0].diagnostics] == [] and reports[-1].path == user

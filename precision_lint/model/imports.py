@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..project.modules import absolute_module
 from .walk import child_statements
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -126,15 +127,3 @@ def _import_from(node: cst.ImportFrom, imports: ImportMap, package: str) -> None
         if alias.asname is not None and type(alias.asname.name) is cst.Name:
             local = alias.asname.name.value
         imports.names[local] = f"{module}.{alias.name.value}" if module else alias.name.value
-
-
-def absolute_module(module: str, dots: int, package: str) -> str | None:
-    """`from ..util import f` in package `pkg.sub`: `pkg.util`. None above the top;
-    an absolute import (no dots) is itself."""
-    if dots == 0:
-        return module
-    parts = package.split(".") if package else []
-    if dots - 1 > len(parts) or (not parts and dots > 0 and not module):
-        return None
-    base = parts[: len(parts) - (dots - 1)]
-    return ".".join(base + ([module] if module else []))

@@ -19,11 +19,14 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from itertools import chain
+from pathlib import Path
 from typing import Callable
 
 from .. import speedups
 from ..conditions import resolve
 from ..runner import FileReport, Job, run_jobs
+from ..source import read_source
+from .exports import exports_summary
 from .index import ProjectIndex
 from .modules import identify, modules_to_read
 from .order import import_order, imported_names
@@ -43,9 +46,12 @@ _CACHED_MODES = ("check", "summary", "callee")  # a fix's report depends on what
 # learn in the first round (project/learned.py) is never the last word. A summary of a
 # module outside the run is never checked again, and a fix is written at once.
 _LEARNING_MODES = ("check", "callee")
+# runs a batch of jobs; `known=`: summaries the first round's jobs are answered from
+# before any is finished (runner.run_jobs)
+Runner = Callable[..., list[FileReport]]
 
 
-def run_project(jobs: list[Job], cache=None, runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> list[FileReport]:
+def run_project(jobs: list[Job], cache=None, runner: Runner = run_jobs) -> list[FileReport]:
     try:
         reports, index = _settle([replace(job, project=None) for job in jobs], cache, runner)
     finally:
@@ -62,7 +68,7 @@ def _settled(report: FileReport, index: ProjectIndex) -> FileReport:
     return replace(report, diagnostics=resolve(report.diagnostics, index.facts_for(report.path)))
 
 
-def check_unsettled(jobs: list[Job], runner: Callable[[list[Job]], list[FileReport]] = run_jobs) -> tuple[list[FileReport], ProjectIndex]:
+def check_unsettled(jobs: list[Job], runner: Runner = run_jobs) -> tuple[list[FileReport], ProjectIndex]:
     """Like run_project (no cache, no fixes), but the diagnostics are left unsettled
     and the index is returned: `verify` settles each finding itself, keeps what it
     depended on (its conditions, the project's evidence) and builds each module's
@@ -146,9 +152,12 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
         i: replace(checks[i], concrete=True) if cache is not None and _had_findings(cache, checks[i]) else checks[i]
         for i in pending
     }  # fmt: skip
+    known: list[dict] = []  # what the packages re-export, before they are checked
     if speedups.enabled("ordered"):  # imports first, each answered from those before it
+        if speedups.enabled("reexports"):
+            known = _reexport_stubs([checks[i] for i in pending])
         paths = [checks[i].path for i in pending]
-        order, imports = import_order(paths)
+        order, imports = import_order(paths, {stub["module"]: stub["exports"] for stub in known})
         hinted = {
             pending[k]: replace(
                 hinted[pending[k]], learns=hinted[pending[k]].mode in _LEARNING_MODES,
@@ -157,10 +166,32 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
             for k in order
         }  # fmt: skip
         pending = [pending[k] for k in order]
-    for i, report in zip(pending, runner([hinted[i] for i in pending]) if pending else []):
+    for i, report in zip(pending, runner([hinted[i] for i in pending], known=known) if pending else []):
         reports[i] = report
         _remember(cache, checks[i], report)
     return [report for report in reports if report is not None]
+
+
+def _reexport_stubs(checks: list[Job]) -> list[dict]:
+    """What the packages' `__init__.py` files among `checks` import, read before the
+    round: a module importing a name through its package (`from torchmetrics import
+    Metric`) then comes after the module that defines it, and is answered at once,
+    though the package imports every module in turn and is checked last (torchmetrics:
+    19 files checked again for it). The package's own summary replaces its stub once
+    it is checked."""
+    stubs = []
+    for job in checks:
+        if job.mode not in _LEARNING_MODES or job.data is not None or os.path.basename(job.path) != "__init__.py":
+            continue
+        try:
+            text = read_source(Path(job.path)).text
+        except (OSError, ValueError, SyntaxError):  # unreadable or undecodable: the check reports it
+            continue
+        identity = identify(job.path)
+        stub = exports_summary(text, identity.name, identity.package, job.path)
+        if stub is not None and (stub["exports"] or stub["star_imports"]):
+            stubs.append(stub)
+    return stubs
 
 
 def _had_findings(cache, job: Job) -> bool:

@@ -289,6 +289,9 @@ class ModuleContext:
         # hold (project/learned.py); added by the worker, never pickled
         self._learned = project_slice.get("learned")
         self.asked: dict[str, str] = {}  # key -> fingerprint of the answer used
+        # a model asks for the same function many times (torchmetrics: 6,300 times for
+        # 2,850 names): each answer is turned into a summary once
+        self._functions: dict[str, FunctionSummary | None] = {}
 
     def _ask(self, key: str) -> Any:
         if key in self.answers:
@@ -300,8 +303,10 @@ class ModuleContext:
         return answer
 
     def function(self, qualified: str) -> FunctionSummary | None:
-        answer = self._ask(f"f:{qualified}")
-        return summary_from_data(answer[0], answer[1]) if answer else None
+        if qualified not in self._functions:
+            answer = self._ask(f"f:{qualified}")
+            self._functions[qualified] = summary_from_data(answer[0], answer[1]) if answer else None
+        return self._functions[qualified]
 
     def class_bases(self, qualified: str) -> tuple[str, ...] | None:
         answer = self._ask(f"c:{qualified}")

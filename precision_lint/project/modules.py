@@ -106,3 +106,15 @@ def _top_level_names(root: str) -> tuple[str, ...]:
         elif os.path.isfile(os.path.join(root, entry, "__init__.py")):
             names.append(entry)
     return tuple(names)
+
+
+def absolute_module(module: str, dots: int, package: str) -> str | None:
+    """`from ..util import f` in package `pkg.sub`: `pkg.util`. None above the top;
+    an absolute import (no dots) is itself."""
+    if dots == 0:
+        return module
+    parts = package.split(".") if package else []
+    if dots - 1 > len(parts) or (not parts and dots > 0 and not module):
+        return None
+    base = parts[: len(parts) - (dots - 1)]
+    return ".".join(base + ([module] if module else []))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .modules import identify
+from .modules import absolute_module, identify
 
 _IMPORT = re.compile(
     rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))",
@@ -17,20 +17,24 @@ _IMPORT = re.compile(
 )
 _NAME = re.compile(rb"[A-Za-z_][\w.]*")
 _BLANKS = re.compile(rb"[ \t]*")
+_REEXPORT_HOPS = 3  # `pkg` -> `pkg.sub` -> `pkg.sub.mod`
 
 
-def import_order(paths: list[str]) -> tuple[list[int], list[list[int]]]:
+def import_order(paths: list[str], reexports: dict[str, dict[str, str]] | None = None) -> tuple[list[int], list[list[int]]]:
     """Indices into `paths`, every file after the files it imports where the imports
     do not go round in a circle (depth first, from the largest files: a large file
     that nothing imports then starts early, not at the end of the run); and for each
-    file, the indices of those it imports."""
+    file, the indices of those it imports. `reexports`: what packages re-export
+    (module -> {name: where it comes from}); a name imported through its package
+    then also ties the file to the module that defines the name."""
     identities = [identify(path) for path in paths]
     number = {identity.name: i for i, identity in enumerate(identities)}
     imports: list[list[int]] = []
     sizes: list[int] = []
     for i, (path, identity) in enumerate(zip(paths, identities)):
         text = _read(path)
-        found = (number[name] for name in _imported(text, identity.package) if name in number)
+        names = _imported(text, identity.package)
+        found = (number[name] for name in (_through_reexports(names, reexports) if reexports else names) if name in number)
         imports.append([j for j in dict.fromkeys(found) if j != i and not _inside(identity.name, identities[j].name, paths[j])])
         sizes.append(len(text))
     order: list[int] = []
@@ -52,6 +56,22 @@ def import_order(paths: list[str]) -> tuple[list[int], list[list[int]]]:
                 state[node] = 2
                 order.append(node)
     return order, imports
+
+
+def _through_reexports(names: list[str], reexports: dict[str, dict[str, str]]):
+    """The names, each followed by where its package's re-exports lead it (`pkg.count`
+    from `pkg/__init__.py`'s `from pkg.core import count`: `pkg.core.count`, and its
+    module `pkg.core`), a few packages deep."""
+    for name in names:
+        yield name
+        for _ in range(_REEXPORT_HOPS):
+            package, _, last = name.rpartition(".")
+            target = reexports.get(package, {}).get(last)
+            if target is None:
+                break
+            name = target
+            yield name  # a module, or a name in one
+            yield name.rpartition(".")[0]
 
 
 def _inside(module: str, imported: str, path: str) -> bool:
@@ -84,7 +104,7 @@ def _imported(text: bytes, package: str) -> list[str]:
         if plain is not None:
             names.extend(name.decode() for name in _NAME.findall(plain) if name != b"as")
             continue
-        base = _absolute(dots.decode(), module.decode(), package)
+        base = absolute_module(module.decode(), len(dots), package)
         if base is None:
             continue
         if base:
@@ -125,16 +145,3 @@ def _in_function(text: bytes, start: int) -> bool:
 
 def _indent(text: bytes, start: int) -> int:
     return _BLANKS.match(text, start).end() - start
-
-
-def _absolute(dots: str, module: str, package: str) -> str | None:
-    """model.imports.absolute_module's rule, kept here: that module imports libcst,
-    and this one is imported at start-up (commands -> analysis)."""
-    if not dots:
-        return module
-    parts = package.split(".") if package else []
-    up = len(dots) - 1
-    if up > len(parts):
-        return None
-    parts = parts[: len(parts) - up]
-    return ".".join(parts + ([module] if module else []))

@@ -2,25 +2,13 @@
 plain data (cached with the file's results)."""
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any
 
-from ..model.imports import absolute_module
 from ..model.semantic import SemanticModel
 from ..model.summaries import Evidence
-from ..source import standard_tree
+from .exports import is_library
 from .portable import summary_to_data, value_to_data
-
-# imports that never lead into the project's own modules
-_LIBRARIES = ("torch", "builtins", "numpy", "typing", "os", "sys", "math", "logging", "collections", "dataclasses")
-
-
-def _is_library(name: str) -> bool:
-    """`torch.nn` is torch's; `torchao.optim` and `torchmetrics` are not (a prefix of
-    the name is not a package of it)."""
-    return name.partition(".")[0] in _LIBRARIES
-
 
 def summarize(model: SemanticModel, display_path: str, source: str, evidence: list[Evidence]) -> dict[str, Any]:
     lines = _DefinitionLines(source)
@@ -39,7 +27,7 @@ def summarize(model: SemanticModel, display_path: str, source: str, evidence: li
         "classes": {q: list(info.bases) for q, info in model.definitions.classes.items()},
         "exports": {
             local: target for local, target in model.imports.names.items()
-            if not _is_library(target) and local not in own
+            if not is_library(target) and local not in own
         },  # fmt: skip
         "calls": {
             callee: [[[value_to_data(v) for v in positional], {k: value_to_data(v) for k, v in keywords.items()}]
@@ -48,52 +36,8 @@ def summarize(model: SemanticModel, display_path: str, source: str, evidence: li
         },  # fmt: skip
         "opaque_calls": sorted(model.opaque_calls),
         "evidence": [[e.kind, e.text, e.where] for e in evidence],
-        "star_imports": sorted({m for m in model.imports.star_modules if not _is_library(m)}),
+        "star_imports": sorted({m for m in model.imports.star_modules if not is_library(m)}),
     }
-
-
-def exports_summary(source: str, module_name: str, package: str, display_path: str) -> dict[str, Any] | None:
-    """The summary of a module with nothing to check (no torch, no counting): only
-    the names it imports, so re-exports (`pkg/__init__.py`) still resolve. Read
-    with the standard parser, which is several times faster than the concrete one.
-    `modeled` is false: when the project's code calls one of its functions, the
-    module is modeled for its summary then (project/analysis.py)."""
-    imported = _imported_names(source, package)
-    if imported is None:
-        return None
-    exports, stars = imported
-    return {
-        "module": module_name, "path": display_path, "functions": {}, "classes": {},
-        "exports": exports, "calls": {}, "opaque_calls": [], "evidence": [], "modeled": False,
-        "star_imports": stars,
-    }  # fmt: skip
-
-
-def _imported_names(source: str, package: str) -> tuple[dict[str, str], list[str]] | None:
-    """The project names a module imports and the project modules it star-imports
-    (None: it does not parse)."""
-    if "import" not in source:
-        return {}, []
-    try:
-        tree = standard_tree(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    exports, stars = {}, set()
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
-            base = absolute_module(node.module or "", node.level, package)
-            if base is None or _is_library(base) or base == "__future__":
-                continue
-            if any(alias.name == "*" for alias in node.names):
-                stars.add(base)
-            for alias in node.names:
-                if alias.name != "*":
-                    exports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname and not _is_library(alias.name):
-                    exports[alias.asname] = alias.name
-    return exports, sorted(stars)
 
 
 def _own_names(model: SemanticModel) -> set[str]:

@@ -65,7 +65,7 @@ def project_findings(
     if not jobs:
         return [], []
     with Workers() as workers:  # one set of worker processes for every round
-        reports, index = check_unsettled(jobs, lambda batch: run_jobs(batch, workers=workers))
+        reports, index = check_unsettled(jobs, lambda batch, **options: run_jobs(batch, workers=workers, **options))
     out, unreadable = [], []
     for path, report in zip(files, reports):
         failures = [d for d in report.diagnostics if is_failure(d)]
