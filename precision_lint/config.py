@@ -8,6 +8,7 @@ and rule selections apply in order (a `select` starts afresh).
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -20,7 +21,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .limits import InputLimits
-from .patterns import Pattern, absolute, matches, matches_one
+from .patterns import Groups, Pattern, absolute, grouped, matches, matches_grouped, matches_one
 from .selection import SelectionStep, UnknownSelector, matching_codes, resolve_steps, validate
 from .suggest import did_you_mean
 
@@ -103,7 +104,7 @@ class Settings:
 
     def language(self, path: str | Path) -> str | None:
         """"python", "pyi" or "ipynb" for a file to check by its suffix, else None."""
-        suffix = Path(path).suffix.lstrip(".")
+        suffix = os.path.splitext(os.path.basename(path))[1].lstrip(".")  # Path(path).suffix, without a Path
         return self.extension.get(suffix) or DEFAULT_EXTENSIONS.get(suffix)
 
     def is_excluded(self, path: str | Path, base: Path | None = None, is_dir: bool = False) -> bool:
@@ -111,8 +112,13 @@ class Settings:
         file that wrote the pattern. `base`: the path named on the command line;
         a pattern that matches it is skipped (the user asked for it by name)."""
         walk = absolute(base) if base is not None else None
-        patterns = _not_naming((*(self.exclude or []), *self.extend_exclude), walk)
-        return matches(patterns, absolute(path), is_dir=is_dir, walk_base=walk)
+        target = os.path.abspath(path) if isinstance(path, str) else str(absolute(path))
+        return matches_grouped(self.exclusions(walk), target, is_dir, None if walk is None else str(walk))
+
+    def exclusions(self, walk: Path | None) -> Groups:
+        """The exclude patterns that apply under `walk` (absolute; None: no folder
+        named), grouped for matches_grouped: a walk asks once per settings."""
+        return grouped(_not_naming((*(self.exclude or []), *self.extend_exclude), walk))
 
     def settings_for(self, path: str | Path) -> Settings:
         """One Settings for every path (a resolver has one per config file)."""
@@ -145,9 +151,10 @@ def table_of(path: Path, data: dict) -> dict | None:
 
 def config_in(directory: Path) -> Path | None:
     """The config file of this folder itself, if it has one."""
+    folder = str(directory)
     for name in CONFIG_NAMES:
-        candidate = directory / name
-        if candidate.is_file():
+        if os.path.isfile(os.path.join(folder, name)):  # text: asked of every folder of a tree
+            candidate = directory / name
             if name != "pyproject.toml" or table_of(candidate, read_toml(candidate)) is not None:
                 return candidate
     return None

@@ -12,7 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .patterns import absolute
+from .patterns import absolute, matches_grouped
 
 
 def discover(paths: list[Path], settings, force_exclude: bool = False, unreadable: list[tuple[Path, OSError]] | None = None) -> list[Path]:
@@ -22,53 +22,70 @@ def discover(paths: list[Path], settings, force_exclude: bool = False, unreadabl
     for path in paths:
         if path.is_file():
             # An explicitly named file is checked unless --force-exclude says otherwise.
-            if not (force_exclude and (_Walk(settings, None).excluded(path) or _git_ignored(path))):
+            if not (force_exclude and (_Walk(settings, None).excluded(str(absolute(path))) or _git_ignored(path))):
                 found[path] = None
             continue
         walk = _Walk(settings, path)
         listed = _git_listed(path)
         if listed is None:
             listed = _plain_walk(path, walk, unreadable)
-        for candidate in sorted(listed):
-            target = absolute(candidate)  # once: settings_for and excluded() take it as it is
-            if settings.settings_for(target).language(candidate) and candidate.is_file() and not walk.excluded(target):
-                found[candidate] = None
+        # as text, in the order of their Paths: a tree holds thousands of files that
+        # are not Python, and making a Path of each cost more than the rest
+        for candidate in sorted(listed, key=_parts):
+            target = os.path.abspath(candidate)
+            if walk.settings_of(os.path.dirname(target)).language(target) and os.path.isfile(candidate) and not walk.excluded(target):
+                found[Path(candidate)] = None
     return list(found)
+
+
+def _parts(path: str) -> list[str]:
+    return path.split(os.sep)
 
 
 class _Walk:
     """Exclusion under one folder named on the command line: a file is excluded when
     its own settings exclude it or when a folder between it and the named one is
-    excluded by the settings of the folder that holds it (as a walk would prune it)."""
+    excluded by the settings of the folder that holds it (as a walk would prune it).
+    Paths are absolute text."""
 
     def __init__(self, settings, base: Path | None) -> None:
         self.settings = settings
         self.base = absolute(base) if base is not None else None
         self._base_text = str(self.base)
         self._base_prefix = os.path.join(self._base_text, "")  # strings: Path's `in parents` is slow
-        self._folders: dict[Path, bool] = {}
+        self._folders: dict[str, bool] = {}
+        self._settings_of: dict[str, object] = {}  # folder -> the settings of its files
+        self._exclusions: dict[int, tuple[object, object]] = {}  # id(settings) -> (them, their patterns)
 
-    def excluded(self, path: Path) -> bool:
-        target = absolute(path)
-        if self.settings.settings_for(target).is_excluded(target, self.base):
+    def settings_of(self, folder: str):
+        """The settings of the files directly in `folder`."""
+        if folder not in self._settings_of:
+            self._settings_of[folder] = self.settings.settings_for(Path(folder))
+        return self._settings_of[folder]
+
+    def excluded(self, path: str) -> bool:
+        if self._excluded_by(self.settings_of(os.path.dirname(path)), path, False):
             return True
         if self.base is None:
             return False
-        return self._folder_excluded(target.parent)
+        return self._folder_excluded(os.path.dirname(path))
 
-    def _folder_excluded(self, folder: Path) -> bool:
-        text = str(folder)
-        if self.base is None or text == self._base_text or not text.startswith(self._base_prefix):
+    def _excluded_by(self, settings, path: str, is_dir: bool) -> bool:
+        key = id(settings)
+        if key not in self._exclusions:  # kept with them: an id is only theirs while they live
+            self._exclusions[key] = (settings, settings.exclusions(self.base))
+        return matches_grouped(self._exclusions[key][1], path, is_dir, None if self.base is None else self._base_text)
+
+    def _folder_excluded(self, folder: str) -> bool:
+        if self.base is None or folder == self._base_text or not folder.startswith(self._base_prefix):
             return False  # the named folder itself, or outside it
         if folder not in self._folders:
-            parent = folder.parent
-            self._folders[folder] = self._folder_excluded(parent) or self.settings.settings_for(parent).is_excluded(
-                folder, self.base, is_dir=True
-            )
+            parent = os.path.dirname(folder)
+            self._folders[folder] = self._folder_excluded(parent) or self._excluded_by(self.settings_of(parent), folder, True)
         return self._folders[folder]
 
 
-def _plain_walk(directory: Path, walk: _Walk, unreadable: list[tuple[Path, OSError]] | None) -> list[Path]:
+def _plain_walk(directory: Path, walk: _Walk, unreadable: list[tuple[Path, OSError]] | None) -> list[str]:
     result = []
 
     def note(error: OSError) -> None:
@@ -76,8 +93,8 @@ def _plain_walk(directory: Path, walk: _Walk, unreadable: list[tuple[Path, OSErr
             unreadable.append((Path(error.filename or directory), error))
 
     for root, dirs, files in os.walk(directory, onerror=note):
-        dirs[:] = sorted(d for d in dirs if not walk._folder_excluded(absolute(os.path.join(root, d))))
-        result.extend(Path(root) / name for name in files)
+        dirs[:] = sorted(d for d in dirs if not walk._folder_excluded(os.path.abspath(os.path.join(root, d))))
+        result.extend(os.path.join(root, name) for name in files)
     return result
 
 
@@ -88,12 +105,13 @@ def _git(directory: Path, *args: str) -> subprocess.CompletedProcess | None:
         return None  # no git on this machine
 
 
-def _git_listed(directory: Path) -> list[Path] | None:
+def _git_listed(directory: Path) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files, or None outside a work tree."""
     result = _git(directory, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
     if result is None or result.returncode != 0:
         return None
-    return [directory / name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+    base = str(directory)
+    return [os.path.join(base, name) for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
 def _git_ignored(path: Path) -> bool:

@@ -55,8 +55,12 @@ def _spec(lines: tuple[str, ...]):
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+# (base folder, its patterns' lines, their names when all are plain names), by base
+Groups = tuple[tuple[str, tuple[str, ...], "frozenset[str] | None"], ...]
+
+
 @lru_cache(maxsize=1024)
-def _groups(patterns: tuple[Pattern, ...]) -> tuple[tuple[str, tuple[str, ...], frozenset[str] | None], ...]:
+def _groups(patterns: tuple[Pattern, ...]) -> Groups:
     """The patterns by base folder: (base, lines, the names when all are plain)."""
     by_base: dict[str, list[str]] = {}
     for pattern in patterns:
@@ -74,21 +78,31 @@ def _relative(path: str, base: str) -> str | None:
     return path[len(prefix) :].replace(os.sep, "/") if path.startswith(prefix) else None
 
 
-def matches(patterns: list[Pattern] | tuple[Pattern, ...], path: Path, is_dir: bool = False, walk_base: Path | None = None) -> bool:
+def matches(patterns: list[Pattern] | tuple[Pattern, ...], path: Path | str, is_dir: bool = False, walk_base: Path | None = None) -> bool:
     """Whether `path` (absolute) matches the patterns, taken together as one
     .gitignore is (a later `!pattern` re-includes one of the same config). Each
     pattern is matched relative to its own base; for a path outside that base,
     relative to `walk_base` (the folder named on the command line) when the path is
     inside it, else by its name alone, so a folder above the project that happens to
     be called `build` never excludes it."""
-    target = str(path)
     walk = str(walk_base) if walk_base is not None else None
-    for base, lines, names in _groups(tuple(patterns)):
+    return matches_grouped(grouped(patterns), str(path), is_dir, walk)
+
+
+def grouped(patterns: list[Pattern] | tuple[Pattern, ...]) -> Groups:
+    """The patterns as matches_grouped takes them: a walk that matches every file
+    against the same patterns groups them once (hashing them costs more than a match)."""
+    return _groups(tuple(patterns))
+
+
+def matches_grouped(groups: Groups, target: str, is_dir: bool = False, walk: str | None = None) -> bool:
+    """matches() for patterns already grouped, `target` and `walk` as text."""
+    for base, lines, names in groups:
         relative = _relative(target, base)
         if relative is None and walk is not None:
             relative = _relative(target, walk)
         if relative is None:
-            relative = path.name
+            relative = os.path.basename(target)
         if not relative:
             continue
         if names is not None:

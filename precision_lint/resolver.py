@@ -6,6 +6,7 @@ lie on top. The CLI and the language server both resolve settings here.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ class SettingsResolver:
         # a check asks for a file's settings several times (discovery, its codes, its
         # job): each path placed once (a resolver serves one run)
         self._of_path: dict[str | Path, Settings] = {}
+        self._of_folder: dict[str, Settings] = {}  # absolute folder -> its files' settings
 
     def settings_for(self, path: str | Path) -> Settings:
         """The settings for a file (or, for a folder, the files directly in it). A
@@ -60,8 +62,13 @@ class SettingsResolver:
         return self._of_path[path]
 
     def _settings_for(self, path: str | Path) -> Settings:
-        target = absolute(path)
-        folder = target if target.is_dir() else target.parent
+        target = os.path.abspath(path)  # text: a Path for each file cost more than the rest
+        folder = target if os.path.isdir(target) else os.path.dirname(target)
+        if folder not in self._of_folder:
+            self._of_folder[folder] = self._settings_of_folder(Path(folder))
+        return self._of_folder[folder]
+
+    def _settings_of_folder(self, folder: Path) -> Settings:
         if self.isolated:
             config = None
         elif self.config_file is not None:

@@ -138,6 +138,37 @@ def test_a_named_folder_is_walked_even_when_excluded_but_the_folders_below_it_ar
     ]
 
 
+def test_discovery_finds_files_in_the_order_of_their_paths_with_each_folders_settings(tmp_path):
+    """Walked as text, not Paths: the same files, in Path order (`a/b.py` before
+    `a.b/c.py`, though `/` sorts after `.` as text), each excluded by its own folder's
+    config; a file that is not Python or not a file (a dangling link) is left out."""
+    from precision_lint.discovery import discover
+    from precision_lint.resolver import SettingsResolver
+
+    for name in ("a/b.py", "a.b/c.py", "a-b.py", "a/notes.txt", "sub/keep.py", "sub/gen/skip.py", "sub/old.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "sub" / "pyproject.toml").write_text('[tool.precision-lint]\nextend-exclude = ["gen/", "old.py"]\n')
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "missing.py")
+    found = discover([tmp_path], SettingsResolver(tmp_path))
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == ["a/b.py", "a-b.py", "a.b/c.py", "sub/keep.py"]
+    assert found == sorted(found)
+
+
+def test_discovery_groups_each_settings_patterns_once_not_per_file(tmp_path, monkeypatch):
+    from precision_lint import config
+    from precision_lint.discovery import discover
+
+    (tmp_path / "pkg").mkdir()
+    for number in range(40):
+        (tmp_path / "pkg" / f"m{number}.py").write_text("x = 1\n")
+    calls = []
+    real = config.grouped
+    monkeypatch.setattr(config, "grouped", lambda patterns: calls.append(1) or real(patterns))
+    assert len(discover([tmp_path], Settings(root=tmp_path))) == 40
+    assert len(calls) == 1  # one settings, one folder named
+
+
 # -- module summaries ------------------------------------------------------------------
 def _old_line_of(source: str, name: str, owner: str | None) -> int | None:
     """The definition-line search as it was: one regex per function over the lines."""
