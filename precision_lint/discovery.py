@@ -12,7 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .patterns import absolute, matches_grouped
+from .patterns import Groups, absolute, matches_grouped
 
 
 def discover(paths: list[Path], settings, force_exclude: bool = False, unreadable: list[tuple[Path, OSError]] | None = None) -> list[Path]:
@@ -55,7 +55,9 @@ class _Walk:
         self._base_prefix = os.path.join(self._base_text, "")  # strings: Path's `in parents` is slow
         self._folders: dict[str, bool] = {}
         self._settings_of: dict[str, object] = {}  # folder -> the settings of its files
-        self._exclusions: dict[int, tuple[object, object]] = {}  # id(settings) -> (them, their patterns)
+        # id(settings) -> their exclude patterns, grouped: the settings are those
+        # _settings_of holds, so each id stays theirs while this walk lives
+        self._exclusions: dict[int, Groups] = {}
 
     def settings_of(self, folder: str):
         """The settings of the files directly in `folder`."""
@@ -64,17 +66,19 @@ class _Walk:
         return self._settings_of[folder]
 
     def excluded(self, path: str) -> bool:
-        if self._excluded_by(self.settings_of(os.path.dirname(path)), path, False):
+        folder = os.path.dirname(path)
+        if self._excluded_by(self.settings_of(folder), path, False):
             return True
         if self.base is None:
             return False
-        return self._folder_excluded(os.path.dirname(path))
+        return self._folder_excluded(folder)
 
     def _excluded_by(self, settings, path: str, is_dir: bool) -> bool:
+        """`settings`: from settings_of."""
         key = id(settings)
-        if key not in self._exclusions:  # kept with them: an id is only theirs while they live
-            self._exclusions[key] = (settings, settings.exclusions(self.base))
-        return matches_grouped(self._exclusions[key][1], path, is_dir, None if self.base is None else self._base_text)
+        if key not in self._exclusions:
+            self._exclusions[key] = settings.exclusions(self.base)
+        return matches_grouped(self._exclusions[key], path, is_dir, None if self.base is None else self._base_text)
 
     def _folder_excluded(self, folder: str) -> bool:
         if self.base is None or folder == self._base_text or not folder.startswith(self._base_prefix):

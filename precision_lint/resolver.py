@@ -48,20 +48,12 @@ class SettingsResolver:
             check_keys(table, "--config")
         self._config_of_folder: dict[Path, Path | None] = {}
         self._settings: dict[Path | None, Settings] = {}
-        # a check asks for a file's settings several times (discovery, its codes, its
-        # job): each path placed once (a resolver serves one run)
-        self._of_path: dict[str | Path, Settings] = {}
         self._of_folder: dict[str, Settings] = {}  # absolute folder -> its files' settings
 
     def settings_for(self, path: str | Path) -> Settings:
         """The settings for a file (or, for a folder, the files directly in it). A
         path that does not exist (stdin's name, an unsaved buffer) is placed by its
         folder like any other."""
-        if path not in self._of_path:
-            self._of_path[path] = self._settings_for(path)
-        return self._of_path[path]
-
-    def _settings_for(self, path: str | Path) -> Settings:
         target = os.path.abspath(path)  # text: a Path for each file cost more than the rest
         folder = target if os.path.isdir(target) else os.path.dirname(target)
         if folder not in self._of_folder:
