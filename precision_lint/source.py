@@ -7,6 +7,7 @@ fixer's edits, positions and diffs all count lines this way, as Python and libcs
 from __future__ import annotations
 
 import ast
+import errno
 import hashlib
 import io
 import os
@@ -126,15 +127,54 @@ def write_in_place(path: Path, data: bytes, expected_digest: str) -> None:
     stays, so owner, group, mode, hard links, ACLs and extended attributes are kept
     (a symlink is followed, not replaced). Raises SourceChanged, writing nothing, when
     the file's contents are no longer those with `expected_digest` (an edit saved while
-    the fixes were computed). SIGINT waits until the write is complete."""
+    the fixes were computed). SIGINT waits until the write is complete.
+
+    A write that fails (a full disk, a file-size limit, an I/O error) leaves the
+    file as it was: the room the new contents need is taken before a byte changes,
+    and the old contents are put back if the write fails all the same."""
     with signals_deferred(), open(path, "r+b") as stream:
-        if content_digest(stream.read()) != expected_digest:
+        original = stream.read()
+        if content_digest(original) != expected_digest:
             raise SourceChanged(f"{path} changed since it was read")
-        stream.seek(0)
-        stream.write(data)
-        stream.truncate()
-        stream.flush()
-        os.fsync(stream.fileno())
+        _reserve(stream, len(original), len(data))
+        try:
+            _overwrite(stream, data)
+        except OSError as error:
+            try:
+                _overwrite(stream, original)
+            except OSError:
+                raise OSError(error.errno, f"{error.strerror or error}; the file could not be restored and may be damaged") from error
+            raise
+
+
+def _reserve(stream, size: int, needed: int) -> None:
+    """Room for `needed` bytes in a file of `size`, before anything is written: where
+    it cannot be had, the file is left at its size, its contents untouched."""
+    if needed <= size:
+        return
+    stream.flush()
+    descriptor = stream.fileno()
+    try:
+        try:
+            os.posix_fallocate(descriptor, size, needed - size)
+        except (AttributeError, OSError) as error:  # no fallocate here (macOS, some file systems)
+            if isinstance(error, OSError) and error.errno not in _NO_FALLOCATE:
+                raise
+            os.ftruncate(descriptor, needed)  # the size at least: a full disk then fails the write, undone
+    except OSError:
+        os.ftruncate(descriptor, size)
+        raise
+
+
+_NO_FALLOCATE = (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS)
+
+
+def _overwrite(stream, data: bytes) -> None:
+    stream.seek(0)
+    stream.write(data)
+    stream.truncate(len(data))
+    stream.flush()
+    os.fsync(stream.fileno())
 
 
 def write_text_in_place(path: Path, original: SourceFile, text: str) -> None:

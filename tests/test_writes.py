@@ -98,6 +98,41 @@ def test_a_fixed_file_that_cannot_be_written_keeps_its_finding(tmp_path, monkeyp
     assert report.diagnostics[1].message == "Cannot write the fixed file: Permission denied"
 
 
+@pytest.mark.skipif(not hasattr(os, "posix_fallocate"), reason="the file-size limit is met by fallocate on Linux")
+def test_a_write_past_the_file_size_limit_leaves_the_file_whole(tmp_path):
+    # the fault campaign: the write stopped at the limit and left a truncated file
+    # that no longer parsed, reported as "0 fixed"
+    text = HAZARD + "#" * (1023 - len(HAZARD)) + "\n"  # 1,024 bytes: the fix makes it longer
+    target = write(tmp_path / "a.py", text)
+    patch = """
+import resource
+resource.setrlimit(resource.RLIMIT_FSIZE, (1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+"""
+    result = run_patched_cli(patch, "check", "--fix", "--no-cache", "--output-format", "concise", "a.py", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "a.py:1:1: PH901 error Cannot write the fixed file: File too large" in result.stdout
+    assert target.read_text() == text
+
+
+def test_a_write_that_fails_part_way_puts_the_old_contents_back(tmp_path, monkeypatch):
+    import precision_lint.source as source
+
+    target = write(tmp_path / "a.py", HAZARD + "# a longer tail than the fix adds\n" * 3)
+    before = target.read_bytes()
+    real_fsync, calls = os.fsync, []
+
+    def failing_once(descriptor):
+        calls.append(descriptor)
+        if len(calls) == 1:  # the new contents are written, not yet on the disk
+            raise OSError(5, "Input/output error")
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(source.os, "fsync", failing_once)
+    with pytest.raises(OSError, match="Input/output error"):
+        source.write_in_place(target, b"x = 1\n", source.content_digest(before))
+    assert target.read_bytes() == before and len(calls) == 2
+
+
 def test_cannot_write_through_the_command_line(tmp_path):
     write(tmp_path / "a.py", HAZARD)
     patch = """
