@@ -18,6 +18,13 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=34, width=100)
 
 
+def folder(value: str) -> Path:
+    """A folder named on the command line: an empty name would be the current folder."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("a folder's name cannot be empty")
+    return Path(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="precision-lint",
@@ -42,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     clean = commands.add_parser(
         "clean", help="remove the caches (.precision-lint-cache) under the current folder", formatter_class=_Formatter
     )
-    clean.add_argument("--cache-dir", type=Path, help="also remove this cache folder")
+    clean.add_argument("--cache-dir", type=folder, help="also remove this cache folder")
     return parser
 
 
@@ -88,7 +95,7 @@ def _check_parser(commands) -> None:
     configuration.add_argument("--isolated", action="store_true", help="read no config file")
     configuration.add_argument("--show-settings", action="store_true", help="print the settings for the first path and where each comes from, and stop")
     configuration.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    configuration.add_argument("--cache-dir", type=Path, metavar="DIR", help="where to keep the cache (default: .precision-lint-cache)")
+    configuration.add_argument("--cache-dir", type=folder, metavar="DIR", help="where to keep the cache (default: .precision-lint-cache)")
 
     output = check.add_argument_group("Output")
     output.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full", metavar="FORMAT", help=f"one of {', '.join(OUTPUT_FORMATS)} (default: full)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -73,7 +74,7 @@ class JsonStore:
 
     def save(self) -> None:
         """Best effort: a cache that cannot be written only costs speed."""
-        if not self.changed and not self.dropped:
+        if not self.changed and not self.dropped or foreign_entries(self.directory):
             return
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
@@ -85,6 +86,25 @@ class JsonStore:
             _write_atomically(self.file, json.dumps({"schema": SCHEMA, "entries": merged}, separators=(",", ":")))
         except (OSError, ValueError, TypeError):
             pass
+
+
+# what the cache writes in its folder: the markers, a folder per version and schema,
+# and the markers' temporary files while they are written
+_OWN_ENTRY = re.compile(r"\.gitignore|CACHEDIR\.TAG|v[^/]+-s\d+|\.(?:\.gitignore|CACHEDIR\.TAG)\..+\.tmp")
+
+
+def foreign_entries(directory: Path) -> list[str]:
+    """What `directory` holds that the cache did not write there. A cache folder that
+    holds anything else (the project itself, named by `cache-dir = "."`) is not one:
+    the cache keeps out of it, and `clean` removes only the cache's own entries."""
+    try:
+        return sorted(name for name in os.listdir(directory) if not is_own_entry(name))
+    except OSError:
+        return []
+
+
+def is_own_entry(name: str) -> bool:
+    return _OWN_ENTRY.fullmatch(name) is not None
 
 
 def _load(file: Path) -> dict[str, Any]:

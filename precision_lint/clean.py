@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .cache import CACHEDIR_TAG
+from .cache import CACHEDIR_TAG, GITIGNORE, foreign_entries, is_own_entry
 
 DEFAULT_NAME = ".precision-lint-cache"
 
@@ -29,13 +29,38 @@ def caches_under(root: Path) -> list[Path]:
     return found
 
 
-def clean(root: Path, extra: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(removed, refused): `refused` are named folders that are not our caches."""
+def clean(root: Path, extra: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
+    """(removed, refused, shared): `refused` are named folders that are not our caches;
+    `shared` are caches in a folder that holds other files too (the project's root,
+    named by `cache-dir = "."`), of which only the cache's own entries are removed."""
     targets = caches_under(root)
     refused = []
     for folder in extra:
         if folder.is_dir() and folder.resolve() not in {t.resolve() for t in targets}:
             (targets if is_our_cache(folder) else refused).append(folder)
+    removed, shared = [], []
     for folder in targets:
-        shutil.rmtree(folder)
-    return targets, refused
+        if foreign_entries(folder):
+            _remove_own_entries(folder)
+            shared.append(folder)
+        else:
+            shutil.rmtree(folder)
+            removed.append(folder)
+    return removed, refused, shared
+
+
+def _remove_own_entries(folder: Path) -> None:
+    for entry in folder.iterdir():
+        if not is_own_entry(entry.name) or entry.is_symlink():
+            continue
+        if entry.name == "CACHEDIR.TAG" or (entry.name == ".gitignore" and _reads(entry) == GITIGNORE):
+            entry.unlink()
+        elif entry.is_dir() and all(child.suffix in (".json", ".tmp") for child in entry.iterdir()):
+            shutil.rmtree(entry)  # a version's entries
+
+
+def _reads(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

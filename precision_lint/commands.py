@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from .cache import ResultCache
+from .cache import ResultCache, foreign_entries
 from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
 from .failures import INTERNAL_ERROR, IO_ERROR, failure, is_failure
 from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, write_text_in_place, write_in_place
@@ -151,12 +151,14 @@ def _clean_command(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     configured = SettingsResolver(cwd).settings_for(cwd).cache_dir
     extra = [p for p in (configured, args.cache_dir) if p is not None]
-    removed, refused = clean(cwd, [Path(p) for p in extra])
+    removed, refused, shared = clean(cwd, [Path(p) for p in extra])
     for folder in removed:
         print(f"Removed {display_path(str(folder))}")
+    for folder in shared:
+        print(f"Removed the cache's own files from {display_path(str(folder))} (the folder holds other files too: it stays)")
     for folder in refused:
         print(f"precision-lint: warning: {folder} is not a precision-lint cache (no CACHEDIR.TAG of ours): left alone", file=sys.stderr)
-    if not removed:
+    if not removed and not shared:
         print("No cache to remove.")
     return EXIT_CLEAN
 
@@ -433,6 +435,13 @@ def _add_noqa_to_notebook(notebook, findings: list[Diagnostic], reason: str) -> 
 def _run(jobs: list[Job], settings: Settings, workers: Workers, use_cache: bool, quiet: bool) -> list[FileReport]:
     from .progress import Progress
 
+    if use_cache and (foreign := foreign_entries(_cache_dir(settings))):
+        print(
+            f"precision-lint: warning: the cache folder {display_path(str(_cache_dir(settings)))} holds files that are not"
+            f" the cache's (such as {foreign[0]}): no cache is kept there; give cache-dir a folder of its own",
+            file=sys.stderr,
+        )
+        use_cache = False
     cache = ResultCache(_cache_dir(settings)) if use_cache else None
     progress = Progress("checked", enabled=not quiet)
 

@@ -220,7 +220,10 @@ def apply_table(settings: Settings, table: dict[str, Any], origin: str, base: Pa
     except UnknownSelector as error:
         raise ConfigError(f"{origin}: {error}") from error
     if "cache-dir" in table:
-        settings.cache_dir = base / Path(str(table["cache-dir"])).expanduser()
+        folder = table["cache-dir"]
+        if not isinstance(folder, str) or not folder.strip():
+            raise ConfigError(f"{origin}: `cache-dir` must name a folder (a string that is not empty)")
+        settings.cache_dir = base / Path(folder).expanduser()
     if "extension" in table:
         settings.extension = {**settings.extension, **_extensions(table["extension"], origin)}
     settings.limits = InputLimits(

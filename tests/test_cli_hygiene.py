@@ -124,3 +124,31 @@ def test_clean_removes_the_caches_and_nothing_else(tmp_path):
     assert (impostor / "keep.txt").exists()
     again = run_cli("clean", "--cache-dir", "data/.precision-lint-cache", cwd=tmp_path)
     assert again.stdout == "No cache to remove.\n" and "is not a precision-lint cache" in again.stderr
+
+
+def test_a_cache_folder_that_holds_the_project_is_never_the_cache_nor_removed(tmp_path):
+    # the fault campaign: `cache-dir = ""` made the project root the cache (a `.gitignore`
+    # of `*` hid it from git), and `clean` then removed the whole project
+    (tmp_path / "a.py").write_text(HAZARD)
+    config = tmp_path / "pyproject.toml"
+    for value in ('""', "5", "true", '["a"]'):
+        config.write_text(f"[tool.precision-lint]\ncache-dir = {value}\n")
+        result = run_cli("check", "a.py", cwd=tmp_path)
+        assert result.returncode == 2 and "`cache-dir` must name a folder" in result.stderr, value
+    empty = run_cli("check", "--cache-dir", "", "a.py", cwd=tmp_path)
+    assert empty.returncode == 2 and "a folder's name cannot be empty" in empty.stderr
+    config.write_text('[tool.precision-lint]\ncache-dir = "."\n')
+    result = run_cli("check", "a.py", cwd=tmp_path)
+    assert result.returncode == 1 and "holds files that are not the cache's" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "pyproject.toml"]
+    # a root an older run made a cache of: only the cache's own entries go
+    from precision_lint.cache import CACHEDIR_TAG, GITIGNORE
+
+    (tmp_path / "CACHEDIR.TAG").write_text(CACHEDIR_TAG)
+    (tmp_path / ".gitignore").write_text(GITIGNORE)
+    (tmp_path / "v0.1.0-s3").mkdir()
+    (tmp_path / "v0.1.0-s3" / "results-0123.json").write_text("{}")
+    cleaned = run_cli("clean", cwd=tmp_path)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert cleaned.stdout == "Removed the cache's own files from . (the folder holds other files too: it stays)\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "pyproject.toml"]
