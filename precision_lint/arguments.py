@@ -164,11 +164,27 @@ def _add_verify_options(parser: argparse.ArgumentParser) -> None:
     """The options `check --fix --verify` shares with `verify`."""
     group = parser.add_argument_group("Verify (with --verify, and for `verify`)")
     group.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where replays run (auto: cuda when available)")
-    group.add_argument("--world-size", type=int, default=2, help="ranks for replays that all-reduce (default 2)")
+    group.add_argument("--world-size", type=_positive(int), default=2, help="ranks for replays that all-reduce (default 2)")
     group.add_argument("--seed", type=int, default=0, help="seed for the inputs replays make up (default 0)")
-    group.add_argument("--scale", type=float, default=1.0, help="start the high run at scale x 8 x the limit (default 1)")
-    group.add_argument("--timeout", type=float, default=120.0, help="seconds per replay, or per pytest / --call pass (default 120)")
-    group.add_argument("--memory-limit", type=float, default=8.0, metavar="GB", help="address space per child process (not on cuda; default 8)")
+    group.add_argument("--scale", type=_positive(float), default=1.0, help="start the high run at scale x 8 x the limit (default 1)")
+    group.add_argument("--timeout", type=_positive(float), default=120.0, help="seconds per replay, or per pytest / --call pass (default 120)")
+    group.add_argument("--memory-limit", type=_positive(float), default=8.0, metavar="GB", help="address space per child process (not on cuda; default 8)")
+
+
+def _positive(kind: type):
+    """An argparse type: a number of `kind` above zero (a count, seconds, a size)."""
+
+    def parse(value: str):
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if not number > 0:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"must be above 0, not {value}")
+        return number
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
 
 
 def normalize(argv: list[str]) -> list[str]:

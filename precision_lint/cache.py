@@ -184,6 +184,8 @@ class ResultCache:
         digest = content_digest(job.data) if job.data is not None else content_hash(Path(job.path))
         if digest is None or not isinstance(entry, dict) or entry.get("digest") != digest or entry.get("codes") != sorted(job.codes):
             return None
+        if entry.get("limits") != _limits(job):  # a file past a new limit is refused, not served
+            return None
         try:
             diagnostics = [replace(from_data(item), filename=job.path) for item in entry["diagnostics"]]
             summary, dependencies = entry["summary"], entry["dependencies"]
@@ -205,13 +207,17 @@ class ResultCache:
         if report.digest is None or report.failed:  # a failure is never cached: the next run tries again
             return
         self.store.put(_job_key(job), {
-            "digest": report.digest, "codes": sorted(job.codes),
+            "digest": report.digest, "codes": sorted(job.codes), "limits": _limits(job),
             "diagnostics": [to_data(d) for d in report.diagnostics],
             "summary": report.summary, "dependencies": report.dependencies,
         })  # fmt: skip
 
     def save(self) -> None:
         self.store.save()
+
+
+def _limits(job) -> list[int]:
+    return [job.limits.max_file_size, job.limits.max_nesting]
 
 
 def _job_key(job) -> str:

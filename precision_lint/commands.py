@@ -18,11 +18,11 @@ from typing import TextIO
 
 from .cache import ResultCache, foreign_entries
 from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
-from .failures import INTERNAL_ERROR, IO_ERROR, failure, is_failure
+from .failures import INTERNAL_ERROR, IO_ERROR, failure, failure_code_note, is_failure
 from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, write_text_in_place, write_in_place
 from .config import ConfigError, Settings, parse_extension_option
 from .diagnostics import Diagnostic
-from .discovery import discover
+from .discovery import discover, excluded_by_name
 from .reporters import github, gitlab, junit, markdown
 from .reporters.counts import errors_and_warnings
 from .reporters.json_format import write_document, write_json
@@ -117,6 +117,9 @@ def _rule_command(args: argparse.Namespace, out: TextIO) -> int:
         rules = list(all_rules())
     elif args.code:
         rule = rule_by_code_or_name(args.code)
+        if rule is None and (note := failure_code_note(args.code)):
+            print(f"precision-lint: error: {note}", file=sys.stderr)
+            return EXIT_ERROR
         if rule is None:
             known = [r.code for r in all_rules()] + [r.name for r in all_rules()]
             hint = did_you_mean(args.code if "-" in args.code else args.code.upper(), known, quote="`")
@@ -212,9 +215,12 @@ def _inline_toml(value: str) -> dict:
     from .config import tomllib
 
     try:
-        return tomllib.loads(value)
+        table = tomllib.loads(value)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"--config {value!r}: neither a file nor a TOML `key = value` ({error})") from None
+    if "extend" in table:  # it would be read relative to no file, and was silently dropped
+        raise ConfigError(f"--config {value!r}: `extend` cannot be set on the command line; name the config file with --config FILE")
+    return table
 
 
 # -- check -----------------------------------------------------------------------
@@ -224,7 +230,11 @@ def _check_command(args: argparse.Namespace) -> int:
     if args.show_settings:
         return _show_settings(args, codes)
     if "-" in args.paths or (args.stdin_filename and not args.paths):
+        for ignored in (p for p in args.paths if p != "-"):
+            print(f"precision-lint: warning: ignoring {ignored}: standard input (`-`) is checked instead", file=sys.stderr)
         return _check_stdin(args, codes)
+    if args.stdin_filename:
+        print("precision-lint: warning: --stdin-filename is ignored: paths are given (name `-` among them to check standard input)", file=sys.stderr)
 
     paths = [Path(p) for p in (args.paths or ["."])]
     missing = [p for p in paths if not p.exists()]
@@ -482,12 +492,18 @@ def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO,
         return EXIT_ERROR if failed else (EXIT_FINDINGS if diffs else EXIT_CLEAN)
     if args.fix_only:
         # as Ruff's --fix-only: what was fixed, and the failures; the rest is not reported
-        for problem in (d for d in remaining if is_failure(d)):
+        failures = [d for d in remaining if is_failure(d)]
+        for problem in failures:
             print(f"precision-lint: error: {_one_line(problem)}", file=sys.stderr)
+        # a machine format keeps its document (the failures); what was fixed goes to stderr
+        document = args.output_format in DOCUMENT_WRITERS
+        if document:
+            DOCUMENT_WRITERS[args.output_format](failures, out, report_root())
         if not args.quiet:
-            out.write(f"Fixed {errors_and_warnings(fixed)}.\n" if fixed else "No errors fixed.\n")
+            said = sys.stderr if document else out
+            said.write(f"Fixed {errors_and_warnings(fixed)}.\n" if fixed else "No errors fixed.\n")
             if args.show_fixes:
-                write_fixed(fixed, out)
+                write_fixed(fixed, said)
         if failed:
             return EXIT_ERROR
         return EXIT_FINDINGS if args.exit_non_zero_on_fix and fixed else EXIT_CLEAN
@@ -574,6 +590,14 @@ def _check_stdin(args, codes: FileCodes) -> int:
     except BadCodingCookie as error:
         raise ConfigError(f"cannot decode standard input (line {error.lineno}): {error.msg}") from None
     fixing = args.fix or args.fix_only
+    if args.force_exclude and args.stdin_filename and excluded_by_name(Path(filename), codes):
+        # left out as the file itself would be (pre-commit, an editor): a fix gives the input back
+        if fixing:
+            sys.stdout.buffer.write(raw)
+            sys.stdout.buffer.flush()
+        elif not args.diff:
+            return _write_stdin_diagnostics(args, [], filename, source)
+        return EXIT_CLEAN
     mode = "diff" if args.diff else ("fix" if fixing else "check")
     # one file, as a project: the modules it imports are read from disk
     (report,) = run_project([Job(filename, file_codes, mode, args.unsafe_fixes, unfixable, limits=settings.limits, data=raw)])
@@ -599,15 +623,24 @@ def _check_stdin(args, codes: FileCodes) -> int:
         if args.fix_only:
             return EXIT_CLEAN
         return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
-    if args.output_file is not None:
+    written = _write_stdin_diagnostics(args, diagnostics, filename, source)
+    if failed or written == EXIT_ERROR:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _write_stdin_diagnostics(args, diagnostics: list[Diagnostic], filename: str, source: str) -> int:
+    if args.output_file is None:
+        _write_diagnostics(args, diagnostics, [], sys.stdout, {filename: source})
+        return EXIT_CLEAN
+    try:
         args.output_file.parent.mkdir(parents=True, exist_ok=True)
         with open(args.output_file, "w", encoding="utf-8") as out:
             _write_diagnostics(args, diagnostics, [], out, {filename: source})
-    else:
-        _write_diagnostics(args, diagnostics, [], sys.stdout, {filename: source})
-    if failed:
+    except OSError as error:
+        print(f"precision-lint: error: cannot write {args.output_file}: {error}", file=sys.stderr)
         return EXIT_ERROR
-    return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+    return EXIT_CLEAN
 
 
 def _read_stdin() -> bytes:

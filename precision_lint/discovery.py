@@ -22,7 +22,7 @@ def discover(paths: list[Path], settings, force_exclude: bool = False, unreadabl
     for path in paths:
         if path.is_file():
             # An explicitly named file is checked unless --force-exclude says otherwise.
-            if not (force_exclude and (_Walk(settings, None).excluded(str(absolute(path))) or _git_ignored(path))):
+            if not (force_exclude and excluded_by_name(path, settings)):
                 found[path] = None
             continue
         walk = _Walk(settings, path)
@@ -36,6 +36,12 @@ def discover(paths: list[Path], settings, force_exclude: bool = False, unreadabl
             if walk.settings_of(os.path.dirname(target)).language(target) and os.path.isfile(candidate) and not walk.excluded(target):
                 found[Path(candidate)] = None
     return list(found)
+
+
+def excluded_by_name(path: Path, settings) -> bool:
+    """Whether --force-exclude leaves out a file named on the command line (or the path
+    standard input stands for): its settings exclude it, or git ignores it."""
+    return _Walk(settings, None).excluded(str(absolute(path))) or _git_ignored(path)
 
 
 def _parts(path: str) -> list[str]:

@@ -18,6 +18,17 @@ INPUT_LIMIT = ("PH902", "input-limit")
 CHECKER_CRASH = ("PH903", "checker-crash")
 
 FAILURE_CODES = frozenset(code for code, _ in (INTERNAL_ERROR, IO_ERROR, INPUT_LIMIT, CHECKER_CRASH))
+
+
+def failure_code_note(written: str) -> str | None:
+    """What to say of a failure code given as a rule (`--ignore PH901`): not a hint
+    towards the nearest rule's code."""
+    if written.strip().upper() not in FAILURE_CODES:
+        return None
+    return (
+        f"`{written.strip()}` is not a rule: PH9xx codes report a file that could not be fully checked"
+        " or fixed, and cannot be selected, ignored or suppressed"
+    )
 REPORT_HINT = "This is a bug in precision-lint: please report it, with the file if you can."
 
 

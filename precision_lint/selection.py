@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .catalog import rule_codes, rule_entries  # read from source: no rule module imported
+from .failures import failure_code_note
 from .suggest import did_you_mean
 
 
@@ -46,7 +47,8 @@ def validate(selectors: Iterable[str]) -> list[str]:
         if not selector:
             continue
         if selector != "ALL" and not any(code.startswith(selector) for code in codes):
-            raise UnknownSelector(f"Unknown rule selector: `{written}`{_hint(written)}")
+            note = failure_code_note(written)
+            raise UnknownSelector(f"Unknown rule selector: {note}" if note else f"Unknown rule selector: `{written}`{_hint(written)}")
         normalized.append(selector)
     return normalized
 

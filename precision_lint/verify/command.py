@@ -8,6 +8,7 @@ when a command runs, and torch only in child processes.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -139,6 +140,8 @@ def verify_command(args) -> int:
     from .verdicts import UNTRUSTED
 
     problem = prerequisites(args)
+    if getattr(args, "inputs", None) and not getattr(args, "call", None):
+        problem = "--inputs gives the arguments of --call's function: it needs --call"
     if problem:
         print(f"precision-lint: error: {problem}", file=sys.stderr)
         return EXIT_PREREQUISITE
@@ -157,6 +160,10 @@ def verify_command(args) -> int:
     resolver = SettingsResolver(cwd, args.config.expanduser() if args.config else None, args.isolated, Overrides(select=select))
     file_codes = FileCodes(resolver)
     options = options_from(args)
+    for target in (args.output_file, args.plot):  # found out before the runs, not after
+        if target and (problem := _unwritable(Path(target))):
+            print(f"precision-lint: error: cannot write {target}: {problem}", file=sys.stderr)
+            return EXIT_PREREQUISITE
     stream = None if args.quiet else sys.stderr
     if args.call:
         from .realmode import verify_call
@@ -175,16 +182,31 @@ def verify_command(args) -> int:
         _progress(stream, None)
     else:
         results = verify_paths(paths, file_codes, options, quiet=args.quiet)
-    if args.output_file:
-        args.output_file.parent.mkdir(parents=True, exist_ok=True)
-    out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
+    write = {"full": report.write_table, "json": report.write_json, "markdown": report.write_markdown}[args.output_format]
     try:
-        {"full": report.write_table, "json": report.write_json, "markdown": report.write_markdown}[args.output_format](results, out)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    if args.plot:
-        from .plot import write_plot
+        if args.output_file:
+            with open(args.output_file, "w", encoding="utf-8") as out:
+                write(results, out)
+        else:
+            write(results, sys.stdout)
+        if args.plot:
+            from .plot import write_plot
 
-        write_plot(results, args.plot)
+            write_plot(results, args.plot)
+    except OSError as error:
+        print(f"precision-lint: error: cannot write {error.filename or args.output_file or args.plot}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_PREREQUISITE
     return 1 if any(r.verdict in UNTRUSTED for r in results) else 0
+
+
+def _unwritable(target: Path) -> str | None:
+    """Why a report or plot could not be written at `target` (its folder is made)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return error.strerror or str(error)
+    if target.is_dir():
+        return "it is a folder"
+    if not os.access(target.parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        return "permission denied"
+    return None
