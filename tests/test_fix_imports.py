@@ -29,6 +29,15 @@ CASES = {
         + LOOP.format(call="zeros(1)"),
         "    int64,\n    ones,\n",
     ),
+    # the fault campaign: one member on its line, kept there by its trailing comma
+    "exploded_from_import_of_one_member": (
+        "from torch import (\n    zeros,\n)\n\n" + LOOP.format(call="zeros(1)"),
+        "from torch import (\n    int64,\n    zeros,\n)\n",
+    ),
+    "exploded_from_import_of_one_member_with_a_comment": (
+        "from torch import (\n    zeros,  # keep\n)\n\n" + LOOP.format(call="zeros(1)"),
+        "    int64,\n    zeros,  # keep\n",
+    ),
     "aliased_from_import_gets_import_torch_in_third_party": (
         "import os\nimport re\n\nimport numpy as np\nfrom torch import zeros as z\n\nfrom mypkg import helper\n\nfrom . import sibling\n\n"
         + LOOP.format(call="z(1)"),

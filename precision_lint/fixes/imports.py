@@ -73,14 +73,15 @@ def _add_to_from_import(module: cst.Module) -> NodeEdit | None:
                 continue  # isort keeps `x as y` on lines of their own
             names = list(small.names)
             after = [a for a in names if _member_key(_alias_name(a)) > _member_key("int64")]
-            exploded = len(names) > 1 and isinstance(names[0].comma, cst.Comma) and _breaks(names[0].comma)
+            # one member to a line: after each comma, or (one member) after the parenthesis
+            between = _line_break_after(names[0].comma) if len(names) > 1 else _line_break_after(small.lpar)
             if after:
                 target = after[0]
-                text = "int64," + _whitespace_after(names[0].comma) if exploded else "int64, "
+                text = "int64," + between if between else "int64, "
                 return NodeEdit(target, text, until=target)  # an insertion right before it
             last = names[-1]
-            if exploded and isinstance(last.comma, cst.Comma):
-                return NodeEdit(last.comma, _whitespace_after(names[0].comma) + "int64,", where="after")
+            if between and isinstance(last.comma, cst.Comma):
+                return NodeEdit(last.comma, between + "int64,", where="after")
             return NodeEdit(last.name, ", int64", where="after")
     return None
 
@@ -89,14 +90,13 @@ def _alias_name(alias: cst.ImportAlias) -> str:
     return dotted_name(alias.name) or ""
 
 
-def _breaks(comma: cst.Comma) -> bool:
-    return isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace)
-
-
-def _whitespace_after(comma) -> str:
-    if not isinstance(comma, cst.Comma):
-        return " "
-    return cst.Module([]).code_for_node(comma.whitespace_after)
+def _line_break_after(token) -> str | None:
+    """The whitespace after a comma or a parenthesis when it ends the line (the next
+    member's indentation with it), else None."""
+    whitespace = getattr(token, "whitespace_after", None)
+    if not isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return None
+    return cst.Module([]).code_for_node(whitespace)
 
 
 # -- import torch ----------------------------------------------------------------------
