@@ -47,6 +47,23 @@ def write_notebook(path: Path, data: dict, layout=jupyter_bytes) -> Path:
     return path
 
 
+def test_annotations_of_a_cell_are_the_notebooks_with_the_cell_said(tmp_path):
+    # the fault campaign: a cell's row was given as a line of the .ipynb file's JSON
+    write_notebook(tmp_path / "nb.ipynb", COUNTING)
+
+    def output(name: str) -> str:
+        return run_cli("check", "--no-cache", "--output-format", name, "nb.ipynb", cwd=tmp_path).stdout
+
+    github = output("github").splitlines()[0]
+    assert github.startswith("::error title=precision-lint (PH001),file=nb.ipynb::nb.ipynb:cell 3:1:7: PH001")
+    (issue,) = json.loads(output("gitlab"))
+    assert issue["location"]["lines"] == {"begin": 1, "end": 1}
+    assert issue["description"].startswith("(PH001) cell 3, line 1: `acc` accumulates")
+    (entry,) = json.loads(output("sarif"))["runs"][0]["results"]
+    assert entry["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": "nb.ipynb", "uriBaseId": "%SRCROOT%"}}}]
+    assert entry["message"]["text"].startswith("cell 3, line 1: `acc` accumulates") and "fixes" not in entry
+
+
 def test_findings_carry_their_cell_in_text_and_json(tmp_path):
     write_notebook(tmp_path / "nb.ipynb", COUNTING)
     result = run_cli("check", "--no-cache", "--output-format", "concise", "nb.ipynb", cwd=tmp_path)

@@ -47,14 +47,13 @@ def annotation(diagnostic: Diagnostic, root: Path | str) -> str:
     path = relative_path(diagnostic.filename, root)
     start, end = diagnostic.location, diagnostic.end_location
     command = "error" if diagnostic.severity is Severity.ERROR else "warning"
-    properties = [
-        ("title", f"precision-lint ({diagnostic.code or 'syntax-error'})"),
-        ("file", path),
-        ("line", str(start.row)),
-        ("endLine", str(end.row)),
-    ]
+    properties = [("title", f"precision-lint ({diagnostic.code or 'syntax-error'})"), ("file", path)]
+    # a notebook's rows count in its cell, not in the .ipynb file: the annotation is the
+    # file's, and the message says the cell and row
+    if diagnostic.cell is None:
+        properties += [("line", str(start.row)), ("endLine", str(end.row))]
     # GitHub ignores the columns of an annotation that spans lines.
-    if start.row == end.row:
+    if diagnostic.cell is None and start.row == end.row:
         properties += [("col", str(start.column)), ("endColumn", str(end.column))]
     code = f" {diagnostic.code}" if diagnostic.code else ""
     cell = f":cell {diagnostic.cell}" if diagnostic.cell is not None else ""

@@ -41,14 +41,19 @@ def issues(diagnostics: list[Diagnostic], root: Path) -> list[dict]:
         fingerprints[i] = fingerprint(*key, occurrence)
     return [
         {
-            "description": f"({d.code or 'syntax-error'}) {d.message}",
+            "description": f"({d.code or 'syntax-error'}) {_cell(d)}{d.message}",
             "check_name": d.code or "syntax-error",
             "fingerprint": fingerprints[i],
             "severity": _SEVERITY[d.severity],
-            "location": {"path": paths[i], "lines": {"begin": d.location.row, "end": d.end_location.row}},
+            # a notebook's rows count in its cell: the file's first line, the cell said
+            "location": {"path": paths[i], "lines": {"begin": 1, "end": 1} if d.cell is not None else {"begin": d.location.row, "end": d.end_location.row}},
         }
         for i, d in enumerate(diagnostics)
     ]
+
+
+def _cell(diagnostic: Diagnostic) -> str:
+    return "" if diagnostic.cell is None else f"cell {diagnostic.cell}, line {diagnostic.location.row}: "
 
 
 def write(diagnostics: list[Diagnostic], out: TextIO, root: Path) -> None:

@@ -30,7 +30,7 @@ def as_dict(diagnostic: Diagnostic) -> dict:
         "cell": diagnostic.cell,
         "code": diagnostic.code,
         "end_location": _location(diagnostic.end_location),
-        "filename": os.path.abspath(diagnostic.filename),
+        "filename": diagnostic.filename if diagnostic.filename == "-" else os.path.abspath(diagnostic.filename),  # stdin unnamed
         "fix": fix,
         "location": _location(diagnostic.location),
         "message": diagnostic.message,

@@ -100,6 +100,15 @@ def result(diagnostic: Diagnostic, root: Path, rule_indexes: dict[str, int]) -> 
     if diagnostic.code in rule_indexes:
         entry["ruleIndex"] = rule_indexes[diagnostic.code]
     entry["level"] = _level(diagnostic.severity)
+    if diagnostic.cell is not None:
+        # a notebook's rows count in its cell, not in the .ipynb file's JSON: the file
+        # alone is the location, the cell and row are said in the message
+        where = f"cell {diagnostic.cell}, line {diagnostic.location.row}"
+        entry["message"] = {"text": f"{where}: {diagnostic.message}"}
+        entry["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(uri)}}]
+        if diagnostic.note:
+            entry["properties"] = {"note": diagnostic.note}
+        return entry
     entry["message"] = {"text": diagnostic.message}
     entry["locations"] = [{"physicalLocation": _physical(uri, diagnostic.location, diagnostic.end_location)}]
     if diagnostic.related:
