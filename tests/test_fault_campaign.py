@@ -92,3 +92,10 @@ def test_a_failure_code_given_as_a_rule_is_explained_not_corrected(tmp_path):
     assert "did you mean" not in ignored.stderr
     rule = run_cli("rule", "PH902", cwd=root)
     assert rule.returncode == 2 and "`PH902` is not a rule" in rule.stderr
+
+
+def test_verify_says_which_file_does_not_parse(tmp_path):
+    (tmp_path / "bad.py").write_text("import torch\ndef f(:\n")
+    result = run_cli("verify", "--device", "cpu", "bad.py", cwd=tmp_path)
+    assert "Nothing to verify" not in result.stdout
+    assert "bad.py:0: skipped: cannot read or check the file: SyntaxError: invalid syntax" in result.stdout

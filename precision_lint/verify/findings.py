@@ -68,7 +68,8 @@ def project_findings(
         reports, index = check_unsettled(jobs, lambda batch, **options: run_jobs(batch, workers=workers, **options))
     out, unreadable = [], []
     for path, report in zip(files, reports):
-        failures = [d for d in report.diagnostics if is_failure(d)]
+        # a file that does not parse is said too, not passed over as one with nothing to replay
+        failures = [d for d in report.diagnostics if is_failure(d) or d.name == "syntax-error"]
         if failures:
             unreadable.append((path, failures[0].message))
         fixable = [d for d in report.diagnostics if d.fix is not None and not is_failure(d)]
