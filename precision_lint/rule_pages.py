@@ -36,7 +36,7 @@ def render(rule: type[Rule]) -> str:
     selected = "On by default." if default else f"Off by default: enable it with `--extend-select {rule.code}`."
     return (
         f"# {rule.name} ({rule.code})\n\n"
-        f"Fix is {_FIX[rule.fix_availability.value]}. Severity: {rule.default_severity.value}. {selected}\n\n"
+        f"Fix is {_FIX[rule.fix_availability.value]}. Severity: {rule.default_severity.value} by default (each finding carries its own). {selected}\n\n"
         f"{rule.documentation()}\n"
     )
 

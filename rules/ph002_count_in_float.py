@@ -14,6 +14,7 @@ from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.model.torch_api import CUMULATIVE_METHODS
 from precision_lint.model.values import CallFact, Value
+from precision_lint.model.walk import iter_children
 from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
 
 LOW_PRECISION = (BFLOAT16, FLOAT16)
@@ -81,6 +82,10 @@ class CountInFloat(Rule):
         "import torch\nacc = (pred == y).float().mean()\n",
         # a float32 count used once, per batch, as a ratio
         "import torch\nhits = (pred == y).float().sum()\nprint(hits / y.numel())\n",
+        # added once, not in a loop: a per-batch total
+        "import torch\ndef f(pred, y, base):\n    base += (pred == y).float().sum()\n    return base\n",
+        # a running total of Python floats: `.item()` first, exact to 2^53
+        "import torch\ncorrect = 0\nfor pred, y in loader:\n    correct += (pred == y).float().sum().item()\n",
         "import torch\nn = (pred == y).sum()\n",
         "import torch\nratio = (pred == y).sum().float() / y.numel()\n",
         "import torch\nn = (pred == y).sum().item()\nx = float(n)\n",
@@ -104,6 +109,21 @@ class CountInFloat(Rule):
             "import torch\ncorrect = torch.zeros(1)\nfor pred, y in batches:\n    correct += (pred == y).float().sum()\n",
             # (PH001 then flags the float32 accumulator itself)
             fixed="import torch\ncorrect = torch.zeros(1)\nfor pred, y in batches:\n    correct += (pred == y).sum()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        # a running total that starts as a Python int is a float32 tensor after the first step
+        Invalid(
+            "import torch\ndef evaluate(loader):\n    correct = 0\n    for pred, y in loader:\n"
+            "        correct += (pred == y).float().sum()\n    return correct\n",
+            fixed="import torch\ndef evaluate(loader):\n    correct = 0\n    for pred, y in loader:\n"
+            "        correct += (pred == y).sum()\n    return correct\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nclass Accuracy:\n    def __init__(self):\n        self.correct = 0\n"
+            "    def update(self, pred, y):\n        self.correct += (pred == y).float().sum()\n",
+            fixed="import torch\nclass Accuracy:\n    def __init__(self):\n        self.correct = 0\n"
+            "    def update(self, pred, y):\n        self.correct += (pred == y).sum()\n",
             applicability=Applicability.UNSAFE,
         ),
         Invalid(
@@ -147,11 +167,14 @@ class CountInFloat(Rule):
         # where float counts are accumulated: a float32 sum matters there, not in a
         # one-off per-batch ratio
         accumulated = {model.value_of(add.addend).float_count for a in model.accumulators for add in a.adds}
+        running: set[int] | None = None  # read off the tree once, where it is asked
         for fact in model.calls:
             value = model.value_of(fact.node)
             if value.float_count != id(fact.node):
                 continue  # counts did not become float at this call
-            finding = self._finding(fact, value, model, id(fact.node) in accumulated)
+            if id(fact.node) not in accumulated:
+                running = _running_totals(model) if running is None else running
+            finding = self._finding(fact, value, model, id(fact.node) in accumulated or id(fact.node) in running)
             if finding is not None:
                 yield finding
 
@@ -185,6 +208,26 @@ class CountInFloat(Rule):
         if dtype == FLOAT64:
             severity = Severity.WARNING
         return Finding(fact.node, message, severity, fix, note=note, conditions=(RUNTIME,) if runtime else ())
+
+
+def _running_totals(model: SemanticModel) -> set[int]:
+    """The calls whose float counts are added with `+=` in a loop, or to `self.x` state
+    (a metric's `update`): a running total, whatever it started as. `correct = 0`
+    is no tensor the model tracks as an accumulator, yet `correct += m.float().sum()`
+    makes it a float32 one after the first step."""
+    found: set[int] = set()
+    pending: list[tuple[cst.CSTNode, bool]] = [(model.module, False)]
+    while pending:
+        node, in_loop = pending.pop()
+        kind = type(node)
+        if kind is cst.AugAssign and type(node.operator) is cst.AddAssign:
+            if in_loop or (type(node.target) is cst.Attribute and type(node.target.value) is cst.Name):
+                found.add(model.value_of(node.value).float_count)
+            continue
+        inside = in_loop or kind in (cst.For, cst.While)
+        pending.extend((child, inside) for child in iter_children(node))
+    found.discard(0)
+    return found
 
 
 def _packs(fact: CallFact) -> bool:
