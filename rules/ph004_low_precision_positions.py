@@ -54,7 +54,7 @@ class LowPrecisionPositions(Rule):
     Short ranges are hurt too: the angles `positions * inv_freq` are then computed and
     rounded in bfloat16. Measured with torch 2.13 on CPU, against float64: 64
     positions (head dim 64) are off by up to 0.13 rad, 110 positions (head dim 80, a
-    vision encoder's patch grid) by 0.38 rad, 256 positions by 0.78 rad (Modalities
+    vision encoder's patch grid) by 0.38 rad, 256 positions (head dim 128) by 0.78 rad (Modalities
     #462 reported 0.62 rad at 512).
 
     ## Example

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from ..rule import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/precision-lint/"
 SRCROOT = "%SRCROOT%"
 SYNTAX_ERROR = "syntax-error"
 
@@ -140,7 +139,6 @@ def sarif_log(diagnostics: list[Diagnostic], root: Path) -> dict:
                     "driver": {
                         "name": "precision-lint",
                         "version": __version__,
-                        "informationUri": INFORMATION_URI,
                         "rules": [rule_descriptor(rule) for rule in rules],
                     }
                 },
