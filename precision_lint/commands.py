@@ -319,7 +319,10 @@ def _check_files(args: argparse.Namespace, codes: FileCodes, paths: list[Path], 
             reports[number] = _notebook_report(report, notebooks[report.path], mode, texts)
     reports.extend(early)
     for folder, error in unlisted:
-        problem = failure(IO_ERROR, str(folder), f"Cannot list the folder: {error.strerror or error}; the files in it were not checked")
+        if os.path.exists(folder) and not os.path.isdir(folder):  # named on the command line: a FIFO, a device
+            problem = failure(IO_ERROR, str(folder), "Not a regular file (nor a folder): it was not read")
+        else:
+            problem = failure(IO_ERROR, str(folder), f"Cannot list the folder: {error.strerror or error}; the files in it were not checked")
         reports.append(FileReport(str(folder), [problem]))
     for report in reports:
         report.diagnostics = mark_unfixable(report.diagnostics, unfixable_of.get(report.path, frozenset()))

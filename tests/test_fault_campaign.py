@@ -5,7 +5,10 @@ numbers that must be above zero refused, the cache keyed by the input limits."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from conftest import HAZARD, HAZARD_FIXED, run_cli
 
@@ -99,3 +102,11 @@ def test_verify_says_which_file_does_not_parse(tmp_path):
     result = run_cli("verify", "--device", "cpu", "bad.py", cwd=tmp_path)
     assert "Nothing to verify" not in result.stdout
     assert "bad.py:0: skipped: cannot read or check the file: SyntaxError: invalid syntax" in result.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_named_fifo_is_said_to_be_no_file(tmp_path):
+    os.mkfifo(tmp_path / "pipe.py")
+    result = run_cli("check", "--no-cache", "--output-format", "concise", "pipe.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pipe.py:1:1: PH901 error Not a regular file (nor a folder): it was not read" in result.stdout
