@@ -21,7 +21,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .limits import InputLimits
-from .patterns import Groups, Pattern, absolute, grouped, matches, matches_grouped, matches_one
+from .patterns import Groups, Pattern, absolute, grouped, matches, matches_grouped, matches_one, pattern_problem
 from .selection import SelectionStep, UnknownSelector, matching_codes, resolve_steps, validate
 from .suggest import did_you_mean
 
@@ -144,8 +144,11 @@ def read_toml(path: Path) -> dict:
 def table_of(path: Path, data: dict) -> dict | None:
     """The precision-lint table of a parsed config file (None: it has none)."""
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("precision-lint")
-        return table if isinstance(table, dict) else None
+        tool = data.get("tool", {})
+        table = tool.get("precision-lint") if isinstance(tool, dict) else None
+        if table is not None and not isinstance(table, dict):  # `[tool] precision-lint = 3`
+            raise ConfigError(f"{path}: `tool.precision-lint` must be a table of settings")
+        return table
     return data
 
 
@@ -210,9 +213,9 @@ def apply_table(settings: Settings, table: dict[str, Any], origin: str, base: Pa
         if "unfixable" in table:
             settings.unfixable = [*settings.unfixable, *validate(_string_list(table, "unfixable", origin))]
         if "exclude" in table:
-            settings.exclude = [Pattern(p, base) for p in _string_list(table, "exclude", origin)]
+            settings.exclude = patterns(_string_list(table, "exclude", origin), base, f"{origin}: `exclude`")
         if "extend-exclude" in table:
-            settings.extend_exclude = [*settings.extend_exclude, *(Pattern(p, base) for p in _string_list(table, "extend-exclude", origin))]
+            settings.extend_exclude = [*settings.extend_exclude, *patterns(_string_list(table, "extend-exclude", origin), base, f"{origin}: `extend-exclude`")]
         if "per-file-ignores" in table:
             settings.per_file_ignores = _per_file_ignores(table, "per-file-ignores", origin, base)
         if "extend-per-file-ignores" in table:
@@ -239,7 +242,18 @@ def _per_file_ignores(table: dict, key: str, origin: str, base: Path) -> list[tu
     value = table[key]
     if not isinstance(value, dict):
         raise ConfigError(f"{origin}: `{key}` must be a table of pattern = [codes]")
+    patterns(list(value), base, f"{origin}: `{key}`")
     return [(Pattern(pattern, base), validate(_string_list(value, pattern, origin))) for pattern in value]
+
+
+def patterns(texts: list[str], base: Path, where: str) -> list[Pattern]:
+    """Patterns as written at `where` (a config file's key, an option), refused with
+    what is wrong when one is not a pattern."""
+    for text in texts:
+        problem = pattern_problem(text)
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+    return [Pattern(text, base) for text in texts]
 
 
 def _extensions(value: Any, origin: str) -> dict[str, str]:

@@ -43,6 +43,26 @@ def _normalized(text: str, base: Path) -> str:
     return text
 
 
+def pattern_problem(text: str) -> str | None:
+    """Why `text` is not a pattern (an unclosed `[`, which would match nothing), as
+    Ruff refuses it; None when it is one."""
+    at = 0
+    while at < len(text):
+        if text[at] == "\\":
+            at += 2
+            continue
+        if text[at] == "[":
+            start = at + 1
+            start += text[start : start + 1] in ("!", "^")
+            start += text[start : start + 1] == "]"  # `[]a]`: a `]` first is a member
+            close = text.find("]", start)
+            if close == -1:
+                return f"`{text}`: a `[` that no `]` closes"
+            at = close
+        at += 1
+    return None
+
+
 def is_plain_name(text: str) -> bool:
     """A bare name (`build`, `.venv`): it matches a path one of whose parts is it."""
     return bool(text) and not (_GLOB_CHARACTERS & set(text))

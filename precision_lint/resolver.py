@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError, Settings, apply_table, check_keys, config_in, load_settings
+from .config import ConfigError, Settings, apply_table, check_keys, config_in, load_settings, patterns
 from .patterns import Pattern, absolute
 from .selection import SelectionStep, validate
 
@@ -107,10 +107,10 @@ class SettingsResolver:
             settings.unfixable = [*settings.unfixable, *validate(given.unfixable)]
             settings.origins["unfixable"] = COMMAND_LINE
         if given.exclude is not None:
-            settings.exclude = [Pattern(p, self.cwd) for p in given.exclude]
+            settings.exclude = patterns(given.exclude, self.cwd, "--exclude")
             settings.origins["exclude"] = COMMAND_LINE
         if given.extend_exclude:
-            settings.extend_exclude = [*settings.extend_exclude, *(Pattern(p, self.cwd) for p in given.extend_exclude)]
+            settings.extend_exclude = [*settings.extend_exclude, *patterns(given.extend_exclude, self.cwd, "--extend-exclude")]
             settings.origins["extend-exclude"] = COMMAND_LINE
         if given.per_file_ignores is not None:
             settings.per_file_ignores = _ignores(given.per_file_ignores, self.cwd)
@@ -165,6 +165,7 @@ def _new_step(settings: Settings, origin: str) -> None:
 
 
 def _ignores(table: dict[str, list[str]], base: Path) -> list[tuple[Pattern, list[str]]]:
+    patterns(list(table), base, "--per-file-ignores")
     return [(Pattern(pattern, base), validate(codes)) for pattern, codes in table.items()]
 
 

@@ -110,3 +110,16 @@ def test_a_named_fifo_is_said_to_be_no_file(tmp_path):
     result = run_cli("check", "--no-cache", "--output-format", "concise", "pipe.py", cwd=tmp_path)
     assert result.returncode == 2
     assert "pipe.py:1:1: PH901 error Not a regular file (nor a folder): it was not read" in result.stdout
+
+
+def test_a_pattern_that_is_none_and_a_settings_table_that_is_none_are_refused(tmp_path):
+    root = _project(tmp_path, 'extend-exclude = ["gen[/"]\n')
+    config = run_cli("check", "--no-cache", "a.py", cwd=root)
+    assert config.returncode == 2 and "`extend-exclude`: `gen[/`: a `[` that no `]` closes" in config.stderr
+    (root / "pyproject.toml").write_text('[tool.precision-lint]\nextend-exclude = ["[]x]", "g[!e]n", "\\\\[a"]\n')
+    assert run_cli("check", "--no-cache", "a.py", cwd=root).returncode == 1  # each a pattern
+    option = run_cli("check", "--no-cache", "--exclude", "[", "a.py", cwd=root)
+    assert option.returncode == 2 and "--exclude: `[`: a `[` that no `]` closes" in option.stderr
+    (root / "pyproject.toml").write_text("[tool]\nprecision-lint = 3\n")
+    table = run_cli("check", "--no-cache", "a.py", cwd=root)
+    assert table.returncode == 2 and "`tool.precision-lint` must be a table of settings" in table.stderr
