@@ -81,12 +81,13 @@ class UnusedNoqa(Rule):
         cls, source: str, filename: str, directives: dict[int, Noqa], used: dict[int, set[str]]
     ) -> list[Diagnostic]:
         """`used`: row -> the codes whose findings a directive on that row suppressed."""
-        index = LineIndex(source)
+        index: LineIndex | None = None  # made for the first unused directive: most files have none
         diagnostics = []
         for row, directive in directives.items():
             unused = [code for code in directive.ours() if code not in used.get(row, set())]
             if not unused:
                 continue
+            index = index or LineIndex(source)
             kept = tuple(code for code in directive.codes or () if code not in unused)
             line = index.line(row)
             start, end = directive.start, directive.end
