@@ -43,8 +43,11 @@ class CountInFloat(Rule):
     rounded with it: Megatron's `torch.cat([loss, num_tokens])` is float32, and so is
     every eval-loop total built from it.
 
-    `.float().mean()` (a fraction) and counts converted after `.item()` are not flagged,
-    nor a count converted to float32 once for a ratio.
+    A float32 sum of counts is reported where it is added up: into an accumulator, or
+    with `+=` in a loop or onto `self.x` state, whatever the total started as
+    (`correct = 0` is a float32 tensor after the first step). `.float().mean()` (a
+    fraction) and counts converted after `.item()` are not flagged, nor a count
+    converted to float32 once for a ratio.
 
     ## Example
     ```python
