@@ -4,6 +4,7 @@ README's reference to this)."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -166,21 +167,24 @@ def _add_verify_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where replays run (auto: cuda when available)")
     group.add_argument("--world-size", type=_positive(int), default=2, help="ranks for replays that all-reduce (default 2)")
     group.add_argument("--seed", type=int, default=0, help="seed for the inputs replays make up (default 0)")
-    group.add_argument("--scale", type=_positive(float), default=1.0, help="start the high run at scale x 8 x the limit (default 1)")
-    group.add_argument("--timeout", type=_positive(float), default=120.0, help="seconds per replay, or per pytest / --call pass (default 120)")
-    group.add_argument("--memory-limit", type=_positive(float), default=8.0, metavar="GB", help="address space per child process (not on cuda; default 8)")
+    group.add_argument("--scale", type=_positive(float, 1e6), default=1.0, help="start the high run at scale x 8 x the limit (default 1)")
+    group.add_argument("--timeout", type=_positive(float, 1e7), default=120.0, help="seconds per replay, or per pytest / --call pass (default 120)")
+    group.add_argument("--memory-limit", type=_positive(float, 1e6), default=8.0, metavar="GB", help="address space per child process (not on cuda; default 8)")
 
 
-def _positive(kind: type):
-    """An argparse type: a number of `kind` above zero (a count, seconds, a size)."""
+def _positive(kind: type, most: float | None = None):
+    """An argparse type: a finite number of `kind` above zero (a count, seconds, a
+    size), at most `most` (what the run can still use: a timer, an rlimit)."""
 
     def parse(value: str):
         try:
             number = kind(value)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-        if not number > 0:  # also refuses nan
-            raise argparse.ArgumentTypeError(f"must be above 0, not {value}")
+            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {value!r}") from None
+        if not (number > 0 and math.isfinite(number)):  # also refuses nan and inf
+            raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {value}")
+        if most is not None and number > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:g}, not {value}")
         return number
 
     parse.__name__ = kind.__name__  # argparse names the type in its messages

@@ -74,7 +74,7 @@ class JsonStore:
 
     def save(self) -> None:
         """Best effort: a cache that cannot be written only costs speed."""
-        if not self.changed and not self.dropped or foreign_entries(self.directory):
+        if not self.changed and not self.dropped or project_entries(self.directory):
             return
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
@@ -88,23 +88,42 @@ class JsonStore:
             pass
 
 
-# what the cache writes in its folder: the markers, a folder per version and schema,
-# and the markers' temporary files while they are written
-_OWN_ENTRY = re.compile(r"\.gitignore|CACHEDIR\.TAG|v[^/]+-s\d+|\.(?:\.gitignore|CACHEDIR\.TAG)\..+\.tmp")
+# a folder of one version's entries (`v0.1.0-s3`; earlier layouts `v0.1.0-f2`), and
+# what the cache writes in one: its stores and their temporary files
+_VERSION_FOLDER = re.compile(r"v\d[\w.+]*-[a-z]\d+")
+_STORE_FILE = re.compile(r"\.?[a-z]+-[0-9a-f]+\.(?:json|pickle)(?:\..+\.tmp)?")
+# what a project holds and a cache never does: sources, notebooks, configs, git
+_PROJECT_FILE = re.compile(r".*\.(?:py|pyi|ipynb|toml|cfg)|\.git")
 
 
-def foreign_entries(directory: Path) -> list[str]:
-    """What `directory` holds that the cache did not write there. A cache folder that
-    holds anything else (the project itself, named by `cache-dir = "."`) is not one:
-    the cache keeps out of it, and `clean` removes only the cache's own entries."""
+def project_entries(directory: Path) -> list[str]:
+    """What in `directory` is the project's, not a cache's: a Python source, a
+    notebook, a config file, `.git`, or a folder that is no version's entries. A cache
+    folder holding any (the project itself, named by `cache-dir = "."`) is none: the
+    cache keeps out of it (its `.gitignore` of `*` would hide the project from git),
+    and `clean` takes only the cache's own entries from it. A stray `.DS_Store` is not
+    the project's."""
     try:
-        return sorted(name for name in os.listdir(directory) if not is_own_entry(name))
+        entries = list(os.scandir(directory))
     except OSError:
         return []
+    found = []
+    for entry in entries:
+        is_folder = entry.is_dir(follow_symlinks=False)
+        if _PROJECT_FILE.fullmatch(entry.name) or (is_folder and not _VERSION_FOLDER.fullmatch(entry.name)):
+            found.append(entry.name)
+    return sorted(found)
 
 
-def is_own_entry(name: str) -> bool:
-    return _OWN_ENTRY.fullmatch(name) is not None
+def is_version_folder(folder: Path) -> bool:
+    """A folder of one version's entries, as the cache writes it (never empty)."""
+    if folder.is_symlink() or not _VERSION_FOLDER.fullmatch(folder.name):
+        return False
+    try:
+        children = [child.name for child in folder.iterdir()]
+    except OSError:
+        return False
+    return bool(children) and all(_STORE_FILE.fullmatch(name) for name in children)
 
 
 def _load(file: Path) -> dict[str, Any]:

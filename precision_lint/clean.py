@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .cache import CACHEDIR_TAG, GITIGNORE, foreign_entries, is_own_entry
+from .cache import CACHEDIR_TAG, GITIGNORE, is_version_folder, project_entries
 
 DEFAULT_NAME = ".precision-lint-cache"
 
@@ -37,10 +37,11 @@ def clean(root: Path, extra: list[Path]) -> tuple[list[Path], list[Path], list[P
     refused = []
     for folder in extra:
         if folder.is_dir() and folder.resolve() not in {t.resolve() for t in targets}:
-            (targets if is_our_cache(folder) else refused).append(folder)
+            # a link is left alone: removing through it would remove what it points at
+            (targets if is_our_cache(folder) and not folder.is_symlink() else refused).append(folder)
     removed, shared = [], []
     for folder in targets:
-        if foreign_entries(folder):
+        if project_entries(folder):
             _remove_own_entries(folder)
             shared.append(folder)
         else:
@@ -51,12 +52,12 @@ def clean(root: Path, extra: list[Path]) -> tuple[list[Path], list[Path], list[P
 
 def _remove_own_entries(folder: Path) -> None:
     for entry in folder.iterdir():
-        if not is_own_entry(entry.name) or entry.is_symlink():
+        if entry.is_symlink():
             continue
         if entry.name == "CACHEDIR.TAG" or (entry.name == ".gitignore" and _reads(entry) == GITIGNORE):
             entry.unlink()
-        elif entry.is_dir() and all(child.suffix in (".json", ".tmp") for child in entry.iterdir()):
-            shutil.rmtree(entry)  # a version's entries
+        elif is_version_folder(entry):
+            shutil.rmtree(entry)
 
 
 def _reads(path: Path) -> str | None:

@@ -16,10 +16,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from .cache import ResultCache, foreign_entries
+from .cache import ResultCache, project_entries
 from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
 from .failures import INTERNAL_ERROR, IO_ERROR, failure, failure_code_note, is_failure
-from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, write_text_in_place, write_in_place
+from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, why_not_written, write_text_in_place, write_in_place
 from .config import ConfigError, Settings, parse_extension_option
 from .diagnostics import Diagnostic
 from .discovery import discover, excluded_by_name
@@ -160,7 +160,8 @@ def _clean_command(args: argparse.Namespace) -> int:
     for folder in shared:
         print(f"Removed the cache's own files from {display_path(str(folder))} (the folder holds other files too: it stays)")
     for folder in refused:
-        print(f"precision-lint: warning: {folder} is not a precision-lint cache (no CACHEDIR.TAG of ours): left alone", file=sys.stderr)
+        why = "is a symbolic link (name the folder itself)" if folder.is_symlink() else "is not a precision-lint cache (no CACHEDIR.TAG of ours)"
+        print(f"precision-lint: warning: {folder} {why}: left alone", file=sys.stderr)
     if not removed and not shared:
         print("No cache to remove.")
     return EXIT_CLEAN
@@ -448,10 +449,10 @@ def _add_noqa_to_notebook(notebook, findings: list[Diagnostic], reason: str) -> 
 def _run(jobs: list[Job], settings: Settings, workers: Workers, use_cache: bool, quiet: bool) -> list[FileReport]:
     from .progress import Progress
 
-    if use_cache and (foreign := foreign_entries(_cache_dir(settings))):
+    if use_cache and (found := project_entries(_cache_dir(settings))):
         print(
-            f"precision-lint: warning: the cache folder {display_path(str(_cache_dir(settings)))} holds files that are not"
-            f" the cache's (such as {foreign[0]}): no cache is kept there; give cache-dir a folder of its own",
+            f"precision-lint: warning: the cache folder {display_path(str(_cache_dir(settings)))} holds the project's files"
+            f" (such as {found[0]}): no cache is kept there; the cache needs a folder of its own (cache-dir)",
             file=sys.stderr,
         )
         use_cache = False
@@ -475,7 +476,7 @@ def _report(args: argparse.Namespace, reports: list[FileReport], texts: dict[str
             with open(args.output_file, "w", encoding="utf-8", newline="") as out:
                 return _report_to(args, reports, out, texts)
         except OSError as error:
-            print(f"precision-lint: error: cannot write {args.output_file}: {error}", file=sys.stderr)
+            print(f"precision-lint: error: cannot write {args.output_file}: {why_not_written(error)}", file=sys.stderr)
             return EXIT_ERROR
     return _report_to(args, reports, sys.stdout, texts)
 
@@ -641,7 +642,7 @@ def _write_stdin_diagnostics(args, diagnostics: list[Diagnostic], filename: str,
         with open(args.output_file, "w", encoding="utf-8") as out:
             _write_diagnostics(args, diagnostics, [], out, {filename: source})
     except OSError as error:
-        print(f"precision-lint: error: cannot write {args.output_file}: {error}", file=sys.stderr)
+        print(f"precision-lint: error: cannot write {args.output_file}: {why_not_written(error)}", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_CLEAN
 

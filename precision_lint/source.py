@@ -177,6 +177,14 @@ def _overwrite(stream, data: bytes) -> None:
     os.fsync(stream.fileno())
 
 
+def why_not_written(error: OSError) -> str:
+    """An OSError from making a file (its folders first), said for a user: a file
+    where a folder of the path should be is named as such."""
+    if isinstance(error, (FileExistsError, NotADirectoryError)) and error.filename:
+        return f"{error.filename} is a file, not a folder"
+    return error.strerror or str(error)
+
+
 def write_text_in_place(path: Path, original: SourceFile, text: str) -> None:
     write_in_place(path, encode_like(original, text), original.digest)
 

@@ -44,8 +44,9 @@ class CountInFloat(Rule):
     every eval-loop total built from it.
 
     A float32 sum of counts is reported where it is added up: into an accumulator, or
-    with `+=` in a loop or onto `self.x` state, whatever the total started as
-    (`correct = 0` is a float32 tensor after the first step). `.float().mean()` (a
+    with `+=` in a loop that does not set the total anew each pass, or onto a method's
+    `self.x`, whatever the total started as (`correct = 0` is a float32 tensor after
+    the first step). `.float().mean()` (a
     fraction) and counts converted after `.item()` are not flagged, nor a count
     converted to float32 once for a ratio.
 
@@ -87,6 +88,11 @@ class CountInFloat(Rule):
         "import torch\nhits = (pred == y).float().sum()\nprint(hits / y.numel())\n",
         # added once, not in a loop: a per-batch total
         "import torch\ndef f(pred, y, base):\n    base += (pred == y).float().sum()\n    return base\n",
+        # set to 0 in each pass: that pass's total only
+        "import torch\nfor pred, y in loader:\n    hits = 0\n    hits += (pred == y).float().sum()\n    print(hits / y.numel())\n",
+        # a def inside a loop runs when called; an attribute of an argument is not the method's state
+        "import torch\nfor x in xs:\n    def inner(pred, y, base):\n        base += (pred == y).float().sum()\n        return base\n",
+        "import torch\ndef b(stats, pred, y):\n    stats.total += (pred == y).float().sum()\n",
         # a running total of Python floats: `.item()` first, exact to 2^53
         "import torch\ncorrect = 0\nfor pred, y in loader:\n    correct += (pred == y).float().sum().item()\n",
         "import torch\nn = (pred == y).sum()\n",
@@ -214,23 +220,59 @@ class CountInFloat(Rule):
 
 
 def _running_totals(model: SemanticModel) -> set[int]:
-    """The calls whose float counts are added with `+=` in a loop, or to `self.x` state
-    (a metric's `update`): a running total, whatever it started as. `correct = 0`
-    is no tensor the model tracks as an accumulator, yet `correct += m.float().sum()`
-    makes it a float32 one after the first step."""
+    """The calls whose float counts are added with `+=` to a name in a loop that does
+    not bind it anew each pass, or to `self.x` in a method (a metric's `update`): a
+    running total, whatever it started as. `correct = 0` is no tensor the model tracks
+    as an accumulator, yet `correct += m.float().sum()` makes it a float32 one after
+    the first step."""
     found: set[int] = set()
-    pending: list[tuple[cst.CSTNode, bool]] = [(model.module, False)]
+    # (node, the names the innermost loop around it binds with `=` (None: in no loop),
+    # the receiver of the method it is in)
+    pending: list[tuple[cst.CSTNode, frozenset[str] | None, str | None]] = [(model.module, None, None)]
     while pending:
-        node, in_loop = pending.pop()
+        node, rebound, receiver = pending.pop()
         kind = type(node)
         if kind is cst.AugAssign and type(node.operator) is cst.AddAssign:
-            if in_loop or (type(node.target) is cst.Attribute and type(node.target.value) is cst.Name):
+            target = node.target
+            across_passes = rebound is not None and type(target) is cst.Name and target.value not in rebound
+            on_state = type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == receiver
+            if across_passes or on_state:
                 found.add(model.value_of(node.value).float_count)
             continue
-        inside = in_loop or kind in (cst.For, cst.While)
-        pending.extend((child, inside) for child in iter_children(node))
+        if kind is cst.ClassDef:  # each method's body knows its receiver
+            for statement in getattr(node.body, "body", ()):
+                pending.append((statement.body, None, _receiver(statement)) if type(statement) is cst.FunctionDef else (statement, None, None))
+            continue
+        if kind in (cst.For, cst.While):
+            rebound = _bound_in(node)
+        elif kind is cst.FunctionDef:  # its body runs when called, not once per pass
+            rebound, receiver = None, None
+        pending.extend((child, rebound, receiver) for child in iter_children(node))
     found.discard(0)
     return found
+
+
+def _receiver(method: cst.FunctionDef) -> str | None:
+    """A method's first parameter (`self`), unless it is a static method."""
+    if any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in method.decorators):
+        return None
+    return method.params.params[0].name.value if method.params.params else None
+
+
+def _bound_in(loop: cst.CSTNode) -> frozenset[str]:
+    """The names a loop's body binds with a plain `=` (not in a nested def): a total
+    set to 0 in each pass counts that pass only."""
+    names: set[str] = set()
+    pending = list(iter_children(loop))
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef):
+            continue
+        if kind is cst.Assign:
+            names.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
+        pending.extend(iter_children(node))
+    return frozenset(names)
 
 
 def _packs(fact: CallFact) -> bool:

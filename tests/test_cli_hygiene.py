@@ -139,7 +139,7 @@ def test_a_cache_folder_that_holds_the_project_is_never_the_cache_nor_removed(tm
     assert empty.returncode == 2 and "a folder's name cannot be empty" in empty.stderr
     config.write_text('[tool.precision-lint]\ncache-dir = "."\n')
     result = run_cli("check", "a.py", cwd=tmp_path)
-    assert result.returncode == 1 and "holds files that are not the cache's" in result.stderr
+    assert result.returncode == 1 and "holds the project's files (such as a.py)" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "pyproject.toml"]
     # a root an older run made a cache of: only the cache's own entries go
     from precision_lint.cache import CACHEDIR_TAG, GITIGNORE
@@ -148,7 +148,27 @@ def test_a_cache_folder_that_holds_the_project_is_never_the_cache_nor_removed(tm
     (tmp_path / ".gitignore").write_text(GITIGNORE)
     (tmp_path / "v0.1.0-s3").mkdir()
     (tmp_path / "v0.1.0-s3" / "results-0123.json").write_text("{}")
+    (tmp_path / "v2-s1").mkdir()  # the project's, though named like a version's entries
+    (tmp_path / "v2-s1" / "config.json").write_text("{}")
     cleaned = run_cli("clean", cwd=tmp_path)
     assert cleaned.returncode == 0, cleaned.stderr
     assert cleaned.stdout == "Removed the cache's own files from . (the folder holds other files too: it stays)\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "pyproject.toml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "pyproject.toml", "v2-s1"]
+
+
+def test_a_stray_file_or_an_earlier_layout_in_the_cache_folder_keeps_the_cache(tmp_path):
+    # the review: any file the cache did not write turned the cache off for good
+    (tmp_path / "a.py").write_text(HAZARD)
+    assert run_cli("check", "a.py", cwd=tmp_path).returncode == 1
+    cache = tmp_path / ".precision-lint-cache"
+    (cache / ".DS_Store").write_bytes(b"\0")
+    (cache / "v0.1.0-f2").mkdir()
+    (cache / "v0.1.0-f2" / "results-abc.pickle").write_bytes(b"")
+    again = run_cli("check", "a.py", cwd=tmp_path)
+    assert again.returncode == 1 and again.stderr == ""
+    # a link to a cache elsewhere is left alone (removing through it crashed)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "link").symlink_to(cache)
+    refused = run_cli("clean", "--cache-dir", "link", cwd=tmp_path / "elsewhere")
+    assert refused.returncode == 0 and "Traceback" not in refused.stderr
+    assert "link is a symbolic link (name the folder itself): left alone" in refused.stderr and cache.exists()

@@ -66,9 +66,13 @@ def test_fix_only_keeps_a_machine_format_a_document(tmp_path):
 
 def test_verify_refuses_numbers_that_must_be_above_zero(tmp_path):
     root = _project(tmp_path)
-    for option, value in (("--world-size", "0"), ("--timeout", "-1"), ("--memory-limit", "0"), ("--scale", "nan")):
+    for option, value in (("--world-size", "0"), ("--timeout", "-1"), ("--memory-limit", "0"), ("--scale", "nan"), ("--timeout", "inf")):
         result = run_cli("verify", "a.py", option, value, cwd=root)
-        assert result.returncode == 2 and f"argument {option}: must be above 0" in result.stderr, option
+        assert result.returncode == 2 and f"argument {option}: must be a finite number above 0" in result.stderr, option
+    huge = run_cli("verify", "a.py", "--memory-limit", "1e12", cwd=root)
+    assert huge.returncode == 2 and "must be at most 1e+06" in huge.stderr
+    whole = run_cli("verify", "a.py", "--world-size", "1.5", cwd=root)
+    assert whole.returncode == 2 and "invalid int value: '1.5'" in whole.stderr
     inputs = run_cli("verify", "a.py", "--inputs", "factories:make", cwd=root)
     assert inputs.returncode == 2 and "it needs --call" in inputs.stderr
 

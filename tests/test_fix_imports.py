@@ -38,6 +38,15 @@ CASES = {
         "from torch import (\n    zeros,  # keep\n)\n\n" + LOOP.format(call="zeros(1)"),
         "    int64,\n    zeros,  # keep\n",
     ),
+    # the review: a comment after the parenthesis or on the last member stays on its line
+    "exploded_from_import_with_a_comment_after_the_parenthesis": (
+        "from torch import (  # dtypes we use\n    zeros,\n)\n\n" + LOOP.format(call="zeros(1)"),
+        "from torch import (  # dtypes we use\n    int64,\n    zeros,\n)\n",
+    ),
+    "exploded_from_import_gains_its_last_member_below_a_comment": (
+        "from torch import (\n    Tensor,  # type hints\n)\nfrom torch import zeros as z\n\n" + LOOP.format(call="z(1)"),
+        "from torch import (\n    Tensor,  # type hints\n    int64,\n)\n",
+    ),
     "aliased_from_import_gets_import_torch_in_third_party": (
         "import os\nimport re\n\nimport numpy as np\nfrom torch import zeros as z\n\nfrom mypkg import helper\n\nfrom . import sibling\n\n"
         + LOOP.format(call="z(1)"),

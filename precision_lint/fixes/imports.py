@@ -73,15 +73,18 @@ def _add_to_from_import(module: cst.Module) -> NodeEdit | None:
                 continue  # isort keeps `x as y` on lines of their own
             names = list(small.names)
             after = [a for a in names if _member_key(_alias_name(a)) > _member_key("int64")]
-            # one member to a line: after each comma, or (one member) after the parenthesis
-            between = _line_break_after(names[0].comma) if len(names) > 1 else _line_break_after(small.lpar)
+            # one member to a line: the parenthesis, and each comma, end their lines
+            indent = _indent_after(small.lpar)
+            exploded = indent is not None and (len(names) == 1 or _indent_after(names[0].comma) is not None)
             if after:
                 target = after[0]
-                text = "int64," + between if between else "int64, "
+                # before the member, on a line of its own (a comment stays where it is)
+                text = f"int64,\n{indent}" if exploded else "int64, "
                 return NodeEdit(target, text, until=target)  # an insertion right before it
             last = names[-1]
-            if between and isinstance(last.comma, cst.Comma):
-                return NodeEdit(last.comma, between + "int64,", where="after")
+            if exploded and _indent_after(last.comma) == "" and small.rpar is not None:
+                # the last line, right before the `)` that starts its own line
+                return NodeEdit(small.rpar, f"{indent}int64,\n", until=small.rpar)
             return NodeEdit(last.name, ", int64", where="after")
     return None
 
@@ -90,13 +93,13 @@ def _alias_name(alias: cst.ImportAlias) -> str:
     return dotted_name(alias.name) or ""
 
 
-def _line_break_after(token) -> str | None:
-    """The whitespace after a comma or a parenthesis when it ends the line (the next
-    member's indentation with it), else None."""
+def _indent_after(token) -> str | None:
+    """The indentation of the line after a parenthesis or comma that ends its line
+    (past any comment on it), else None."""
     whitespace = getattr(token, "whitespace_after", None)
     if not isinstance(whitespace, cst.ParenthesizedWhitespace):
         return None
-    return cst.Module([]).code_for_node(whitespace)
+    return whitespace.last_line.value
 
 
 # -- import torch ----------------------------------------------------------------------

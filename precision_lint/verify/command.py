@@ -201,10 +201,12 @@ def verify_command(args) -> int:
 
 def _unwritable(target: Path) -> str | None:
     """Why a report or plot could not be written at `target` (its folder is made)."""
+    from ..source import why_not_written
+
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        return error.strerror or str(error)
+        return why_not_written(error)
     if target.is_dir():
         return "it is a folder"
     if not os.access(target.parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
