@@ -56,7 +56,9 @@ class JsonStore:
     def __init__(self, directory: Path, name: str) -> None:
         self.directory = directory
         self.file = directory / f"v{__version__}-s{SCHEMA}" / f"{name}-{_code_fingerprint()}.json"
-        self.entries: dict[str, Any] = _load(self.file)
+        # a folder holding the project's files is no cache: nothing is read or written there
+        self.refused = project_entries(directory)
+        self.entries: dict[str, Any] = {} if self.refused else _load(self.file)
         self.changed: dict[str, Any] = {}
         self.dropped: set[str] = set()
 
@@ -74,7 +76,7 @@ class JsonStore:
 
     def save(self) -> None:
         """Best effort: a cache that cannot be written only costs speed."""
-        if not self.changed and not self.dropped or project_entries(self.directory):
+        if self.refused or (not self.changed and not self.dropped):
             return
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
@@ -172,6 +174,7 @@ class ResultCache:
 
     def __init__(self, directory: Path) -> None:
         self.store = JsonStore(directory, "results")
+        self.refused = self.store.refused  # what of the project's the folder holds
 
     def get(self, path: str, digest: str | None, codes: frozenset[str]) -> list[Diagnostic] | None:
         entry = self.store.get(path)

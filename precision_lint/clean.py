@@ -13,10 +13,7 @@ DEFAULT_NAME = ".precision-lint-cache"
 
 
 def is_our_cache(folder: Path) -> bool:
-    try:
-        return (folder / "CACHEDIR.TAG").read_text(encoding="utf-8") == CACHEDIR_TAG
-    except (OSError, UnicodeDecodeError):
-        return False
+    return _reads(folder / "CACHEDIR.TAG") == CACHEDIR_TAG
 
 
 def caches_under(root: Path) -> list[Path]:

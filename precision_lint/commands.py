@@ -14,9 +14,9 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
-from .cache import ResultCache, project_entries
+from .cache import ResultCache
 from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
 from .failures import INTERNAL_ERROR, IO_ERROR, failure, failure_code_note, is_failure
 from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, read_source, why_not_written, write_text_in_place, write_in_place
@@ -449,14 +449,14 @@ def _add_noqa_to_notebook(notebook, findings: list[Diagnostic], reason: str) -> 
 def _run(jobs: list[Job], settings: Settings, workers: Workers, use_cache: bool, quiet: bool) -> list[FileReport]:
     from .progress import Progress
 
-    if use_cache and (found := project_entries(_cache_dir(settings))):
+    cache = ResultCache(_cache_dir(settings)) if use_cache else None
+    if cache is not None and cache.refused:
         print(
             f"precision-lint: warning: the cache folder {display_path(str(_cache_dir(settings)))} holds the project's files"
-            f" (such as {found[0]}): no cache is kept there; the cache needs a folder of its own (cache-dir)",
+            f" (such as {cache.refused[0]}): no cache is kept there; the cache needs a folder of its own (cache-dir)",
             file=sys.stderr,
         )
-        use_cache = False
-    cache = ResultCache(_cache_dir(settings)) if use_cache else None
+        cache = None
     progress = Progress("checked", enabled=not quiet)
 
     def runner(batch: list[Job], **options) -> list[FileReport]:
@@ -470,15 +470,21 @@ def _run(jobs: list[Job], settings: Settings, workers: Workers, use_cache: bool,
 
 
 def _report(args: argparse.Namespace, reports: list[FileReport], texts: dict[str, str]) -> int:
-    if args.output_file is not None:
-        try:
-            args.output_file.parent.mkdir(parents=True, exist_ok=True)
-            with open(args.output_file, "w", encoding="utf-8", newline="") as out:
-                return _report_to(args, reports, out, texts)
-        except OSError as error:
-            print(f"precision-lint: error: cannot write {args.output_file}: {why_not_written(error)}", file=sys.stderr)
-            return EXIT_ERROR
-    return _report_to(args, reports, sys.stdout, texts)
+    return _to_output(args, lambda out: _report_to(args, reports, out, texts))
+
+
+def _to_output(args: argparse.Namespace, write: Callable[[TextIO], int]) -> int:
+    """What `write` returns, having written to -o's file (its folders made) or to
+    stdout; a file that cannot be written is a one-line error."""
+    if args.output_file is None:
+        return write(sys.stdout)
+    try:
+        args.output_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(args.output_file, "w", encoding="utf-8", newline="") as out:
+            return write(out)
+    except OSError as error:
+        print(f"precision-lint: error: cannot write {args.output_file}: {why_not_written(error)}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def _report_to(args: argparse.Namespace, reports: list[FileReport], out: TextIO, texts: dict[str, str]) -> int:
@@ -634,17 +640,11 @@ def _check_stdin(args, codes: FileCodes) -> int:
 
 
 def _write_stdin_diagnostics(args, diagnostics: list[Diagnostic], filename: str, source: str) -> int:
-    if args.output_file is None:
-        _write_diagnostics(args, diagnostics, [], sys.stdout, {filename: source})
+    def write(out: TextIO) -> int:
+        _write_diagnostics(args, diagnostics, [], out, {filename: source})
         return EXIT_CLEAN
-    try:
-        args.output_file.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.output_file, "w", encoding="utf-8") as out:
-            _write_diagnostics(args, diagnostics, [], out, {filename: source})
-    except OSError as error:
-        print(f"precision-lint: error: cannot write {args.output_file}: {why_not_written(error)}", file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_CLEAN
+
+    return _to_output(args, write)
 
 
 def _read_stdin() -> bytes:
@@ -660,5 +660,4 @@ def _read_stdin() -> bytes:
 
 def _one_line(diagnostic: Diagnostic) -> str:
     code = f" {diagnostic.code}" if diagnostic.code else ""
-    cell = f":cell {diagnostic.cell}" if diagnostic.cell is not None else ""
-    return f"{diagnostic.filename}{cell}:{diagnostic.location.row}:{diagnostic.location.column}:{code} {diagnostic.message}"
+    return f"{diagnostic.filename}{diagnostic.cell_suffix}:{diagnostic.location.row}:{diagnostic.location.column}:{code} {diagnostic.message}"

@@ -72,6 +72,17 @@ class Diagnostic:
     def noqa_row(self) -> int:
         return self.location.row
 
+    @property
+    def cell_suffix(self) -> str:
+        """`:cell 3` after a notebook's file name (its rows count in the cell), else ""."""
+        return f":cell {self.cell}" if self.cell is not None else ""
+
+    @property
+    def cell_place(self) -> str | None:
+        """`cell 3, line 1`, said where a format can place a finding only in the file
+        (a cell's rows are not the .ipynb file's lines); None outside a notebook."""
+        return None if self.cell is None else f"cell {self.cell}, line {self.location.row}"
+
     def sort_key(self) -> tuple:
         return (self.filename, self.cell or 0, self.location, self.code or "")
 

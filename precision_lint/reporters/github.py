@@ -56,8 +56,7 @@ def annotation(diagnostic: Diagnostic, root: Path | str) -> str:
     if diagnostic.cell is None and start.row == end.row:
         properties += [("col", str(start.column)), ("endColumn", str(end.column))]
     code = f" {diagnostic.code}" if diagnostic.code else ""
-    cell = f":cell {diagnostic.cell}" if diagnostic.cell is not None else ""
-    message = f"{path}{cell}:{start.row}:{start.column}:{code} {diagnostic.message}"
+    message = f"{path}{diagnostic.cell_suffix}:{start.row}:{start.column}:{code} {diagnostic.message}"
     if diagnostic.fix is not None:
         message += f"\n  {_HELP[diagnostic.fix.applicability]}: {diagnostic.fix.message}"
     if diagnostic.note:

@@ -41,7 +41,7 @@ def issues(diagnostics: list[Diagnostic], root: Path) -> list[dict]:
         fingerprints[i] = fingerprint(*key, occurrence)
     return [
         {
-            "description": f"({d.code or 'syntax-error'}) {_cell(d)}{d.message}",
+            "description": f"({d.code or 'syntax-error'}) {f'{d.cell_place}: ' if d.cell_place else ''}{d.message}",
             "check_name": d.code or "syntax-error",
             "fingerprint": fingerprints[i],
             "severity": _SEVERITY[d.severity],
@@ -50,10 +50,6 @@ def issues(diagnostics: list[Diagnostic], root: Path) -> list[dict]:
         }
         for i, d in enumerate(diagnostics)
     ]
-
-
-def _cell(diagnostic: Diagnostic) -> str:
-    return "" if diagnostic.cell is None else f"cell {diagnostic.cell}, line {diagnostic.location.row}: "
 
 
 def write(diagnostics: list[Diagnostic], out: TextIO, root: Path) -> None:

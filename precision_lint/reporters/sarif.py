@@ -102,8 +102,7 @@ def result(diagnostic: Diagnostic, root: Path, rule_indexes: dict[str, int]) -> 
     if diagnostic.cell is not None:
         # a notebook's rows count in its cell, not in the .ipynb file's JSON: the file
         # alone is the location, the cell and row are said in the message
-        where = f"cell {diagnostic.cell}, line {diagnostic.location.row}"
-        entry["message"] = {"text": f"{where}: {diagnostic.message}"}
+        entry["message"] = {"text": f"{diagnostic.cell_place}: {diagnostic.message}"}
         entry["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(uri)}}]
         if diagnostic.note:
             entry["properties"] = {"note": diagnostic.note}

@@ -38,8 +38,7 @@ def source_key(filename: str, cell: int | None) -> str:
 
 
 def place(diagnostic: Diagnostic) -> str:
-    cell = f":cell {diagnostic.cell}" if diagnostic.cell is not None else ""
-    return f"{display_path(diagnostic.filename)}{cell}:{diagnostic.location.row}:{diagnostic.location.column}:"
+    return f"{display_path(diagnostic.filename)}{diagnostic.cell_suffix}:{diagnostic.location.row}:{diagnostic.location.column}:"
 
 
 def headline(diagnostic: Diagnostic, unsafe: bool, style: Style = PLAIN) -> str:
@@ -157,7 +156,7 @@ def write_fixed(fixed: list[Diagnostic], out: TextIO) -> None:
     out.write(f"Fixed {errors_and_warnings(fixed)}:\n")
     by_file: dict[str, Counter] = {}
     for diagnostic in fixed:
-        where = display_path(diagnostic.filename) + (f":cell {diagnostic.cell}" if diagnostic.cell is not None else "")
+        where = display_path(diagnostic.filename) + diagnostic.cell_suffix
         by_file.setdefault(where, Counter())[(diagnostic.code, diagnostic.name)] += 1
     for where, counts in by_file.items():
         out.write(f"- {where}:\n")

@@ -194,7 +194,9 @@ def verify_command(args) -> int:
 
             write_plot(results, args.plot)
     except OSError as error:
-        print(f"precision-lint: error: cannot write {error.filename or args.output_file or args.plot}: {error.strerror or error}", file=sys.stderr)
+        from ..source import why_not_written
+
+        print(f"precision-lint: error: cannot write {error.filename or args.output_file or args.plot}: {why_not_written(error)}", file=sys.stderr)
         return EXIT_PREREQUISITE
     return 1 if any(r.verdict in UNTRUSTED for r in results) else 0
 
