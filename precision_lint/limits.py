@@ -8,6 +8,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
+from itertools import accumulate
 
 from .diagnostics import Diagnostic, Location
 from .failures import INPUT_LIMIT, failure
@@ -22,6 +23,13 @@ DEFAULT_MAX_NESTING = 200
 DEFAULT_MAX_FILE_SIZE = 2_000_000
 
 _BRACKET = re.compile(r"[()\[\]{}]")
+_NOT_BRACKET_BYTES = bytes(set(range(256)) - set(b"()[]{}"))
+# +1 for an opening bracket's byte, -1 for a closing one's (a bracket count in C, not a loop)
+_STEP = [0] * 256
+for _byte in b"([{":
+    _STEP[_byte] = 1
+for _byte in b")]}":
+    _STEP[_byte] = -1
 _OPENING = "([{"
 
 
@@ -67,7 +75,11 @@ def _too_deep(text: str, limit: int) -> Location | None:
 
 
 def _raw_offset_past(text: str, limit: int) -> int | None:
-    depth = 0
+    brackets = text.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKET_BYTES)
+    depths = list(accumulate(map(_STEP.__getitem__, brackets)))
+    if max(depths, default=0) <= limit and min(depths, default=0) >= 0:
+        return None  # never past the limit, and no closer without its opener to undo
+    depth = 0  # the count below zero is undone by hand: an unmatched closer stays at 0
     for match in _BRACKET.finditer(text):
         if match.group() in _OPENING:
             depth += 1

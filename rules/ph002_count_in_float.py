@@ -44,8 +44,8 @@ class CountInFloat(Rule):
     every eval-loop total built from it.
 
     A float32 sum of counts is reported where it is added up: into an accumulator, or
-    with `+=` in a loop that does not set the total anew each pass, or onto a method's
-    `self.x`, whatever the total started as (`correct = 0` is a float32 tensor after
+    with `+=` or `x = x + ...` in a loop that does not set the total anew each pass,
+    or onto a method's `self.x` (or `self.stats.x`), whatever the total started as (`correct = 0` is a float32 tensor after
     the first step). `.float().mean()` (a
     fraction) and counts converted after `.item()` are not flagged, nor a count
     converted to float32 once for a ratio.
@@ -93,6 +93,9 @@ class CountInFloat(Rule):
         # a def inside a loop runs when called; an attribute of an argument is not the method's state
         "import torch\nfor x in xs:\n    def inner(pred, y, base):\n        base += (pred == y).float().sum()\n        return base\n",
         "import torch\ndef b(stats, pred, y):\n    stats.total += (pred == y).float().sum()\n",
+        "import torch\ndef b(stats, pred, y):\n    stats.total = stats.total + (pred == y).float().sum()\n",
+        # a sum of another total and this pass's count: set anew each pass
+        "import torch\nfor pred, y in loader:\n    hits = base + (pred == y).float().sum()\n    print(hits)\n",
         # a running total of Python floats: `.item()` first, exact to 2^53
         "import torch\ncorrect = 0\nfor pred, y in loader:\n    correct += (pred == y).float().sum().item()\n",
         "import torch\nn = (pred == y).sum()\n",
@@ -133,6 +136,22 @@ class CountInFloat(Rule):
             "    def update(self, pred, y):\n        self.correct += (pred == y).float().sum()\n",
             fixed="import torch\nclass Accuracy:\n    def __init__(self):\n        self.correct = 0\n"
             "    def update(self, pred, y):\n        self.correct += (pred == y).sum()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        # the same totals written out: `x = x + ...`, and the state of an attribute of `self`
+        Invalid(
+            "import torch\ncorrect = 0\nfor pred, y in loader:\n    correct = correct + (pred == y).float().sum()\n",
+            fixed="import torch\ncorrect = 0\nfor pred, y in loader:\n    correct = correct + (pred == y).sum()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nclass Tracker:\n    def update(self, pred, y):\n        self.stats.correct += (pred == y).float().sum()\n",
+            fixed="import torch\nclass Tracker:\n    def update(self, pred, y):\n        self.stats.correct += (pred == y).sum()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nclass Tracker:\n    def update(self, pred, y):\n        self.seen = (y >= 0).float().sum() + self.seen\n",
+            fixed="import torch\nclass Tracker:\n    def update(self, pred, y):\n        self.seen = (y >= 0).sum() + self.seen\n",
             applicability=Applicability.UNSAFE,
         ),
         Invalid(
@@ -220,24 +239,25 @@ class CountInFloat(Rule):
 
 
 def _running_totals(model: SemanticModel) -> set[int]:
-    """The calls whose float counts are added with `+=` to a name in a loop that does
-    not bind it anew each pass, or to `self.x` in a method (a metric's `update`): a
-    running total, whatever it started as. `correct = 0` is no tensor the model tracks
-    as an accumulator, yet `correct += m.float().sum()` makes it a float32 one after
-    the first step."""
+    """The calls whose float counts are added to a running total: a name added to in
+    a loop that does not set it anew each pass, or the state of a method's receiver
+    (`self.x`, `self.stats.x`: a metric's `update`), with `+=` or `x = x + ...`,
+    whatever the total started as. `correct = 0` is no tensor the model tracks as an
+    accumulator, yet `correct += m.float().sum()` makes it a float32 one after the
+    first step."""
     found: set[int] = set()
-    # (node, the names the innermost loop around it binds with `=` (None: in no loop),
-    # the receiver of the method it is in)
+    # (node, the names the innermost loop around it sets anew (None: in no loop), the
+    # receiver of the method it is in)
     pending: list[tuple[cst.CSTNode, frozenset[str] | None, str | None]] = [(model.module, None, None)]
     while pending:
         node, rebound, receiver = pending.pop()
         kind = type(node)
-        if kind is cst.AugAssign and type(node.operator) is cst.AddAssign:
-            target = node.target
+        added = _added_to_itself(node)
+        if added is not None:
+            target, addends = added
             across_passes = rebound is not None and type(target) is cst.Name and target.value not in rebound
-            on_state = type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == receiver
-            if across_passes or on_state:
-                found.add(model.value_of(node.value).float_count)
+            if across_passes or (receiver is not None and _root_name(target) == receiver):
+                found.update(model.value_of(addend).float_count for addend in addends)
             continue
         if kind is cst.ClassDef:  # each method's body knows its receiver
             for statement in getattr(node.body, "body", ()):
@@ -252,6 +272,45 @@ def _running_totals(model: SemanticModel) -> set[int]:
     return found
 
 
+def _added_to_itself(node: cst.CSTNode) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
+    """`total += a` and `total = total + a (+ b)`: the total and what is added to it."""
+    kind = type(node)
+    if kind is cst.AugAssign and type(node.operator) is cst.AddAssign:
+        return node.target, [node.value]
+    if kind is cst.Assign and len(node.targets) == 1 and type(node.value) is cst.BinaryOperation:
+        target = node.targets[0].target
+        terms = _sum_terms(node.value)
+        rest = [term for term in terms if not _same_place(term, target)]
+        if len(rest) < len(terms) and type(target) in (cst.Name, cst.Attribute):
+            return target, rest
+    return None
+
+
+def _sum_terms(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The terms of `a + b + c` (a single term for anything else)."""
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
+        return _sum_terms(node.left) + _sum_terms(node.right)
+    return [node]
+
+
+def _same_place(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """Whether two expressions name the same variable or attribute (`x`, `self.n.x`)."""
+    if type(a) is cst.Name and type(b) is cst.Name:
+        return a.value == b.value
+    if type(a) is cst.Attribute and type(b) is cst.Attribute:
+        return a.attr.value == b.attr.value and _same_place(a.value, b.value)
+    return False
+
+
+def _root_name(node: cst.CSTNode) -> str | None:
+    """`self` for `self.stats.total`; None for a bare name or a call's attribute."""
+    if type(node) is not cst.Attribute:
+        return None
+    while type(node) is cst.Attribute:
+        node = node.value
+    return node.value if type(node) is cst.Name else None
+
+
 def _receiver(method: cst.FunctionDef) -> str | None:
     """A method's first parameter (`self`), unless it is a static method."""
     if any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in method.decorators):
@@ -260,8 +319,8 @@ def _receiver(method: cst.FunctionDef) -> str | None:
 
 
 def _bound_in(loop: cst.CSTNode) -> frozenset[str]:
-    """The names a loop's body binds with a plain `=` (not in a nested def): a total
-    set to 0 in each pass counts that pass only."""
+    """The names a loop's body sets anew with a plain `=` (not in a nested def, and
+    not `x = x + ...`): a total set to 0 in each pass counts that pass only."""
     names: set[str] = set()
     pending = list(iter_children(loop))
     while pending:
@@ -269,7 +328,7 @@ def _bound_in(loop: cst.CSTNode) -> frozenset[str]:
         kind = type(node)
         if kind in (cst.FunctionDef, cst.ClassDef):
             continue
-        if kind is cst.Assign:
+        if kind is cst.Assign and _added_to_itself(node) is None:
             names.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
         pending.extend(iter_children(node))
     return frozenset(names)

@@ -14,7 +14,7 @@ import pytest
 from conftest import HAZARD, HAZARD_FIXED, run_cli, run_patched_cli
 from precision_lint import engine
 from precision_lint.engine import check_source
-from precision_lint.limits import InputLimits
+from precision_lint.limits import InputLimits, _raw_offset_past
 from precision_lint.runner import Job, run_jobs
 
 DEFAULT = frozenset({"PH001", "PH002", "PH003", "PH004", "PH005", "PH006"})
@@ -117,6 +117,28 @@ def test_the_nesting_limit_is_a_setting_and_counts_real_brackets_only(tmp_path):
     result = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert result.returncode == 2
     assert [line.split(" Brackets")[0] for line in result.stdout.splitlines() if "PH902" in line] == ["deep.py:2:9: PH902 error"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "(((", "((((", "))))((((", ")(" * 6, "x = '\u00e9((' + f((1))", "a[b{c(d)}]" * 3, "((((" + ")" * 8 + "((((("],
+)
+def test_the_quick_bracket_count_agrees_with_counting_one_by_one(text):
+    # brackets are counted in C and, where a closer comes first or the limit is passed,
+    # one by one: both give the same first place past the limit
+    def one_by_one(limit):
+        depth = 0
+        for at, char in enumerate(text):
+            if char in "([{":
+                depth += 1
+                if depth > limit:
+                    return at
+            elif char in ")]}" and depth > 0:
+                depth -= 1
+        return None
+
+    for limit in (1, 3, 4):
+        assert _raw_offset_past(text, limit) == one_by_one(limit), limit
 
 
 def test_a_file_over_the_size_limit_is_reported_and_a_file_never_parsed_is_not(tmp_path):

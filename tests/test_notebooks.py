@@ -62,6 +62,10 @@ def test_annotations_of_a_cell_are_the_notebooks_with_the_cell_said(tmp_path):
     (entry,) = json.loads(output("sarif"))["runs"][0]["results"]
     assert entry["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": "nb.ipynb", "uriBaseId": "%SRCROOT%"}}}]
     assert entry["message"]["text"].startswith("cell 3, line 1: `acc` accumulates") and "fixes" not in entry
+    # its related lines and its fix are kept, placed the same way
+    assert entry["relatedLocations"][0]["message"]["text"] == "cell 3, line 3: counts added here"
+    assert "region" not in entry["relatedLocations"][0]["physicalLocation"]
+    assert entry["properties"]["fix"] == {"description": "Use `dtype=torch.int64`", "applicability": "safe"}
 
 
 def test_findings_carry_their_cell_in_text_and_json(tmp_path):
@@ -86,6 +90,9 @@ def test_a_related_line_in_another_cell_names_that_cell(tmp_path):
     result = run_cli("check", "--no-cache", "nb.ipynb", cwd=tmp_path)
     assert "nb.ipynb:cell 1:2:7: PH001 error" in result.stdout
     assert "= counts added here: line 2 of cell 2\n" in result.stdout
+    sarif = run_cli("check", "--no-cache", "--output-format", "sarif", "nb.ipynb", cwd=tmp_path).stdout
+    (entry,) = json.loads(sarif)["runs"][0]["results"]
+    assert entry["relatedLocations"][0]["message"]["text"] == "cell 2, line 2: counts added here"
 
 
 def test_fix_writes_the_cells_back_and_keeps_the_layout(tmp_path):

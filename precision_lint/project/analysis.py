@@ -241,7 +241,7 @@ def _summary_jobs(checks: list[Job], names: list[str], known: set[str] | None = 
     """Summary jobs for the files of the project modules that hold `names`, under the
     checked files' package roots, leaving out the run's own modules and those in
     `known` (which gains every module found, read or not: there was no room)."""
-    if not checks or room <= 0:
+    if not checks or room <= 0 or not names:  # a whole tree's run names none to read early
         return []
     identities = [identify(job.path) for job in checks]
     roots = list(dict.fromkeys(identity.root for identity in identities))

@@ -30,7 +30,7 @@ def fingerprint(path: str, code: str, message: str, occurrence: int) -> str:
 def issues(diagnostics: list[Diagnostic], root: Path) -> list[dict]:
     paths = [relative_path(d.filename, root) for d in diagnostics]
     # Occurrence indexes follow position in the file, not input order.
-    order = sorted(range(len(diagnostics)), key=lambda i: (paths[i], diagnostics[i].location, diagnostics[i].end_location))
+    order = sorted(range(len(diagnostics)), key=lambda i: (paths[i], diagnostics[i].cell or 0, diagnostics[i].location, diagnostics[i].end_location))
     seen: dict[tuple[str, str, str], int] = {}
     fingerprints: dict[int, str] = {}
     for i in order:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
 from .. import __version__
-from ..diagnostics import Diagnostic, Fix, Location, Severity
+from ..diagnostics import Diagnostic, Fix, Location, Related, Severity
 from ..registry import all_rules
 from ..rule_pages import rule_url
 from .github import relative_path
@@ -100,13 +100,7 @@ def result(diagnostic: Diagnostic, root: Path, rule_indexes: dict[str, int]) -> 
         entry["ruleIndex"] = rule_indexes[diagnostic.code]
     entry["level"] = _level(diagnostic.severity)
     if diagnostic.cell is not None:
-        # a notebook's rows count in its cell, not in the .ipynb file's JSON: the file
-        # alone is the location, the cell and row are said in the message
-        entry["message"] = {"text": f"{diagnostic.cell_place}: {diagnostic.message}"}
-        entry["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(uri)}}]
-        if diagnostic.note:
-            entry["properties"] = {"note": diagnostic.note}
-        return entry
+        return _in_cell(entry, diagnostic, uri)
     entry["message"] = {"text": diagnostic.message}
     entry["locations"] = [{"physicalLocation": _physical(uri, diagnostic.location, diagnostic.end_location)}]
     if diagnostic.related:
@@ -119,6 +113,29 @@ def result(diagnostic: Diagnostic, root: Path, rule_indexes: dict[str, int]) -> 
     if diagnostic.note:
         entry["properties"] = {"note": diagnostic.note}
     return entry
+
+
+def _in_cell(entry: dict, diagnostic: Diagnostic, uri: str) -> dict:
+    """A notebook's finding: its rows count in its cell, not in the .ipynb file's JSON,
+    so the file alone is each location and the messages say the cell and row. A fix
+    cannot be placed in the file's JSON either: it is described, for `check --fix`."""
+    entry["message"] = {"text": f"{diagnostic.cell_place}: {diagnostic.message}"}
+    entry["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(uri)}}]
+    if diagnostic.related:
+        entry["relatedLocations"] = [
+            {"id": index, "physicalLocation": {"artifactLocation": _artifact(uri)}, "message": {"text": f"{_cell_row(r, diagnostic)}: {r.message}"}}
+            for index, r in enumerate(diagnostic.related, start=1)
+        ]
+    properties = {"note": diagnostic.note} if diagnostic.note else {}
+    if diagnostic.fix is not None:
+        properties["fix"] = {"description": diagnostic.fix.message, "applicability": diagnostic.fix.applicability.value}
+    if properties:
+        entry["properties"] = properties
+    return entry
+
+
+def _cell_row(related: Related, diagnostic: Diagnostic) -> str:
+    return f"cell {related.cell if related.cell is not None else diagnostic.cell}, line {related.location.row}"
 
 
 def _root_uri(root: Path) -> str:
