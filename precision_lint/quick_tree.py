@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from .model.walk import concrete_types
 from .source import standard_tree
 
 
@@ -145,6 +146,7 @@ _COMPARE = {
     ast.Is: cst.Is, ast.IsNot: cst.IsNot,
 }  # fmt: skip
 _CONSTANT_NAMES = {True: "True", False: "False", None: "None"}
+_SMALL_STATEMENTS = concrete_types(cst.BaseSmallStatement)  # `type(x) in`: isinstance asks the ABC
 
 
 class _Builder:
@@ -197,7 +199,7 @@ class _Builder:
             if convert is None:
                 raise Unconvertible(type(statement).__name__)  # `match`
             node = convert(self, statement)
-            if isinstance(node, cst.BaseSmallStatement):
+            if type(node) in _SMALL_STATEMENTS:
                 if line and previous is not None and previous.end_lineno == statement.lineno:
                     line.append(node)
                 else:
@@ -216,7 +218,7 @@ class _Builder:
         before = self.lines[first.lineno - 1][: first.col_offset]
         if before.strip():
             small = [_STATEMENTS[type(s)](self, s) for s in statements]
-            if not all(isinstance(s, cst.BaseSmallStatement) for s in small):
+            if not all(type(s) in _SMALL_STATEMENTS for s in small):
                 raise Unconvertible("compound statement in a one-line suite")
             return N.SimpleStatementSuite(body=small)
         if first.lineno >= 2 and self.lines[first.lineno - 2].rstrip().endswith(b"\\"):

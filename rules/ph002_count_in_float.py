@@ -12,6 +12,7 @@ from precision_lint.model.accumulators import only_lengths
 from precision_lint.model.dtypes import BFLOAT16, FLOAT16, FLOAT64, RUNTIME_FLOAT
 from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
+from precision_lint.model.syntax import same_place
 from precision_lint.model.torch_api import CUMULATIVE_METHODS
 from precision_lint.model.values import CallFact, Value
 from precision_lint.model.walk import iter_children
@@ -45,8 +46,8 @@ class CountInFloat(Rule):
 
     A float32 sum of counts is reported where it is added up: into an accumulator, or
     with `+=` or `x = x + ...` in a loop that does not set the total anew each pass,
-    or onto a method's `self.x` (or `self.stats.x`), whatever the total started as (`correct = 0` is a float32 tensor after
-    the first step). `.float().mean()` (a
+    or onto a method's `self.x` (or `self.stats.x`), whatever the total started as
+    (`correct = 0` is a float32 tensor after the first step). `.float().mean()` (a
     fraction) and counts converted after `.item()` are not flagged, nor a count
     converted to float32 once for a ratio.
 
@@ -279,27 +280,26 @@ def _added_to_itself(node: cst.CSTNode) -> tuple[cst.BaseExpression, list[cst.Ba
         return node.target, [node.value]
     if kind is cst.Assign and len(node.targets) == 1 and type(node.value) is cst.BinaryOperation:
         target = node.targets[0].target
+        if type(target) not in (cst.Name, cst.Attribute):
+            return None
         terms = _sum_terms(node.value)
-        rest = [term for term in terms if not _same_place(term, target)]
-        if len(rest) < len(terms) and type(target) in (cst.Name, cst.Attribute):
+        rest = [term for term in terms if not same_place(term, target)]
+        if len(rest) < len(terms):
             return target, rest
     return None
 
 
 def _sum_terms(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The terms of `a + b + c` (a single term for anything else)."""
-    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
-        return _sum_terms(node.left) + _sum_terms(node.right)
-    return [node]
-
-
-def _same_place(a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    """Whether two expressions name the same variable or attribute (`x`, `self.n.x`)."""
-    if type(a) is cst.Name and type(b) is cst.Name:
-        return a.value == b.value
-    if type(a) is cst.Attribute and type(b) is cst.Attribute:
-        return a.attr.value == b.attr.value and _same_place(a.value, b.value)
-    return False
+    """The terms of `a + b + c` (a single term for anything else), without recursion:
+    a sum of thousands of terms is one long chain."""
+    terms, pending = [], [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.BinaryOperation and type(current.operator) is cst.Add:
+            pending += (current.right, current.left)
+        else:
+            terms.append(current)
+    return terms
 
 
 def _root_name(node: cst.CSTNode) -> str | None:

@@ -20,12 +20,13 @@ from .project_calls import Callees, NoCallees, ProjectCalls
 from .runtime_dtype import dtype_of
 from .torch_calls import TorchCalls
 from .values import UNKNOWN, CallFact, Creation, Kind, Value, join
-from .walk import iter_children
+from .walk import concrete_types, iter_children
 
 Env = dict[str, Value]
 
 # qualified names that are never the project's own functions
 _NOT_PROJECT = ("torch.", "builtins.", "numpy.", "math.", "logging.")
+_EXPRESSIONS = concrete_types(cst.BaseExpression)  # `type(x) in`: isinstance asks the ABC
 
 
 class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
@@ -179,7 +180,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
 
     def _yield(self, node: cst.Yield, env: Env) -> Value:
         self.yields = True
-        if isinstance(node.value, cst.BaseExpression):
+        if type(node.value) in _EXPRESSIONS:
             self.consume(self.eval(node.value, env), node, Effect.ESCAPES, "yielded")
         return UNKNOWN
 
@@ -198,7 +199,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
         """Anything we do not model (containers, comprehensions, lambdas): evaluate
         what is inside so counts are still seen, and treat accumulators in it as escaping."""
         for child in iter_children(node):
-            if isinstance(child, cst.BaseExpression):
+            if type(child) in _EXPRESSIONS:
                 self.consume(self.eval(child, env), child, Effect.ESCAPES, "stored in a container or closure")
             else:
                 self._opaque(child, env)
