@@ -8,7 +8,9 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from itertools import accumulate
+from typing import Iterable
+from itertools import accumulate, repeat
+from operator import sub
 
 from .diagnostics import Diagnostic, Location
 from .failures import INPUT_LIMIT, failure
@@ -76,10 +78,15 @@ def _too_deep(text: str, limit: int) -> Location | None:
 
 def _raw_offset_past(text: str, limit: int) -> int | None:
     brackets = text.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKET_BYTES)
-    depths = list(accumulate(map(_STEP.__getitem__, brackets)))
-    if max(depths, default=0) <= limit and min(depths, default=0) >= 0:
-        return None  # never past the limit, and no closer without its opener to undo
-    depth = 0  # the count below zero is undone by hand: an unmatched closer stays at 0
+    counts = list(accumulate(map(_STEP.__getitem__, brackets)))
+    if min(counts, default=0) >= 0:
+        depths: Iterable[int] = counts
+    else:  # a closer with no opener before it (in a string) leaves the depth at 0: the
+        # depth is the count less the lowest count so far, where that is below zero
+        depths = map(sub, counts, map(min, accumulate(counts, min), repeat(0)))
+    if max(depths, default=0) <= limit:
+        return None
+    depth = 0  # past the limit: where, counted one by one
     for match in _BRACKET.finditer(text):
         if match.group() in _OPENING:
             depth += 1

@@ -95,6 +95,11 @@ class CountInFloat(Rule):
         "import torch\nfor x in xs:\n    def inner(pred, y, base):\n        base += (pred == y).float().sum()\n        return base\n",
         "import torch\ndef b(stats, pred, y):\n    stats.total += (pred == y).float().sum()\n",
         "import torch\ndef b(stats, pred, y):\n    stats.total = stats.total + (pred == y).float().sum()\n",
+        # set anew each pass by the loop itself, by unpacking, by an annotated `=`, by `with ... as`
+        "import torch\nfor total in totals:\n    total = total + (pred == y).float().sum()\n",
+        "import torch\nfor pred, y in loader:\n    hits, n = 0, 0\n    hits += (pred == y).float().sum()\n    hits = hits + (pred > 0).float().sum()\n",
+        "import torch\nfor pred, y in loader:\n    hits: int = 0\n    hits = hits + (pred == y).float().sum()\n",
+        "import torch\nfor pred, y in loader:\n    with tally() as hits:\n        hits += (pred == y).float().sum()\n",
         # a sum of another total and this pass's count: set anew each pass
         "import torch\nfor pred, y in loader:\n    hits = base + (pred == y).float().sum()\n    print(hits)\n",
         # a running total of Python floats: `.item()` first, exact to 2^53
@@ -319,19 +324,39 @@ def _receiver(method: cst.FunctionDef) -> str | None:
 
 
 def _bound_in(loop: cst.CSTNode) -> frozenset[str]:
-    """The names a loop's body sets anew with a plain `=` (not in a nested def, and
-    not `x = x + ...`): a total set to 0 in each pass counts that pass only."""
-    names: set[str] = set()
-    pending = list(iter_children(loop))
+    """The names a loop sets anew each pass (not in a nested def, and not with
+    `x = x + ...`): its own target and its body's `=`, `x: int = 0`, `for x in`,
+    `with ... as x`. A total set anew each pass counts that pass only. The loop's
+    `else:` runs once, after the passes."""
+    names: set[str] = set(_names_in(loop.target)) if type(loop) is cst.For else set()
+    pending: list[cst.CSTNode] = [loop.body]
     while pending:
         node = pending.pop()
         kind = type(node)
         if kind in (cst.FunctionDef, cst.ClassDef):
             continue
         if kind is cst.Assign and _added_to_itself(node) is None:
-            names.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
+            for target in node.targets:
+                names.update(_names_in(target.target))
+        elif kind is cst.AnnAssign and node.value is not None:
+            names.update(_names_in(node.target))
+        elif kind is cst.For:
+            names.update(_names_in(node.target))
+        elif kind is cst.WithItem and node.asname is not None:
+            names.update(_names_in(node.asname.name))
         pending.extend(iter_children(node))
     return frozenset(names)
+
+
+def _names_in(target: cst.BaseExpression) -> list[str]:
+    """The plain names a target binds: `x`, and those in `x, (y, z)` or `[x, *rest]`."""
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [name for element in target.elements for name in _names_in(element.value)]
+    if type(target) is cst.StarredElement:
+        return _names_in(target.value)
+    return []
 
 
 def _packs(fact: CallFact) -> bool:

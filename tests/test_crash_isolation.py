@@ -124,8 +124,8 @@ def test_the_nesting_limit_is_a_setting_and_counts_real_brackets_only(tmp_path):
     ["", "(((", "((((", "))))((((", ")(" * 6, "x = '\u00e9((' + f((1))", "a[b{c(d)}]" * 3, "((((" + ")" * 8 + "((((("],
 )
 def test_the_quick_bracket_count_agrees_with_counting_one_by_one(text):
-    # brackets are counted in C and, where a closer comes first or the limit is passed,
-    # one by one: both give the same first place past the limit
+    # brackets are counted in C (a closer with no opener before it undone there too)
+    # and, past the limit, one by one to find where: the same first place either way
     def one_by_one(limit):
         depth = 0
         for at, char in enumerate(text):

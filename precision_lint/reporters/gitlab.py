@@ -4,7 +4,8 @@
 GitLab matches issues between the base and the merge-request pipeline by
 `fingerprint`, so a fingerprint must survive unrelated edits. It hashes the
 repository-relative path, the rule code, the message and the finding's occurrence
-index among findings with that same path, code and message (ordered by position).
+index among findings with that same path, code and message (ordered by notebook
+cell, then position).
 The row is left out on purpose: with it, adding a line above a finding would
 make GitLab report it as fixed and as new. The cost: two identical findings in a
 file swap fingerprints if they swap places, which GitLab cannot tell apart anyway.
