@@ -8,9 +8,9 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Iterable
 from itertools import accumulate, repeat
 from operator import sub
+from typing import Iterable
 
 from .diagnostics import Diagnostic, Location
 from .failures import INPUT_LIMIT, failure
