@@ -45,9 +45,12 @@ class CountInFloat(Rule):
     every eval-loop total built from it.
 
     A float32 sum of counts is reported where it is added up: into an accumulator, or
-    with `+=` or `x = x + ...` in a loop that does not set the total anew each pass,
-    or onto a method's `self.x` (or `self.stats.x`), whatever the total started as
-    (`correct = 0` is a float32 tensor after the first step). `.float().mean()` (a
+    with `+=`, `x = x + ...`, `a, b = a + ..., b + ...` or `(x := x + ...)` in a loop
+    that does not set the total anew each pass (a name, an attribute of one, or an
+    element at a place the pass does not pick: `totals[0]`, not `totals[label]` with
+    `label` taken each pass), or onto a method's `self.x` (`self.stats.x`,
+    `self.x[i]`), whatever the total started as (`correct = 0` is a float32 tensor
+    after the first step). `.float().mean()` (a
     fraction) and counts converted after `.item()` are not flagged, nor a count
     converted to float32 once for a ratio.
 
@@ -100,6 +103,11 @@ class CountInFloat(Rule):
         "import torch\nfor pred, y in loader:\n    hits, n = 0, 0\n    hits += (pred == y).float().sum()\n    hits = hits + (pred > 0).float().sum()\n",
         "import torch\nfor pred, y in loader:\n    hits: int = 0\n    hits = hits + (pred == y).float().sum()\n",
         "import torch\nfor pred, y in loader:\n    with tally() as hits:\n        hits += (pred == y).float().sum()\n",
+        # an element the pass picks is another total each pass; a `:=` sets anew, as `=` does
+        "import torch\nfor label, pred, y in loader:\n    per_class[label] += (pred == y).float().sum()\n",
+        "import torch\nfor pred, y in loader:\n    if (hits := 0) == 0:\n        hits = hits + (pred == y).float().sum()\n",
+        # unpacking that sets one total anew each pass and adds to the other only once
+        "import torch\nfor pred, y in loader:\n    hits, seen = 0, seen + 1\n    hits = hits + (pred == y).float().sum()\n",
         # a sum of another total and this pass's count: set anew each pass
         "import torch\nfor pred, y in loader:\n    hits = base + (pred == y).float().sum()\n    print(hits)\n",
         # a running total of Python floats: `.item()` first, exact to 2^53
@@ -158,6 +166,30 @@ class CountInFloat(Rule):
         Invalid(
             "import torch\nclass Tracker:\n    def update(self, pred, y):\n        self.seen = (y >= 0).float().sum() + self.seen\n",
             fixed="import torch\nclass Tracker:\n    def update(self, pred, y):\n        self.seen = (y >= 0).sum() + self.seen\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        # totals added to in one unpacking, with `:=`, at a fixed element, or on an
+        # element of the receiver's state
+        Invalid(
+            "import torch\nhits, seen = 0, 0\nfor pred, y in loader:\n"
+            "    hits, seen = hits + (pred == y).float().sum(), seen + y.numel()\n",
+            fixed="import torch\nhits, seen = 0, 0\nfor pred, y in loader:\n"
+            "    hits, seen = hits + (pred == y).sum(), seen + y.numel()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nhits = 0\nfor pred, y in loader:\n    print(hits := hits + (pred == y).float().sum())\n",
+            fixed="import torch\nhits = 0\nfor pred, y in loader:\n    print(hits := hits + (pred == y).sum())\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\ntally = [0, 0]\nfor pred, y in loader:\n    tally[0] += (pred == y).float().sum()\n",
+            fixed="import torch\ntally = [0, 0]\nfor pred, y in loader:\n    tally[0] += (pred == y).sum()\n",
+            applicability=Applicability.UNSAFE,
+        ),
+        Invalid(
+            "import torch\nclass PerClass:\n    def update(self, pred, y, c):\n        self.hits[c] += ((pred == c) & (y == c)).float().sum()\n",
+            fixed="import torch\nclass PerClass:\n    def update(self, pred, y, c):\n        self.hits[c] += ((pred == c) & (y == c)).sum()\n",
             applicability=Applicability.UNSAFE,
         ),
         Invalid(
@@ -245,12 +277,13 @@ class CountInFloat(Rule):
 
 
 def _running_totals(model: SemanticModel) -> set[int]:
-    """The calls whose float counts are added to a running total: a name added to in
-    a loop that does not set it anew each pass, or the state of a method's receiver
-    (`self.x`, `self.stats.x`: a metric's `update`), with `+=` or `x = x + ...`,
-    whatever the total started as. `correct = 0` is no tensor the model tracks as an
-    accumulator, yet `correct += m.float().sum()` makes it a float32 one after the
-    first step."""
+    """The calls whose float counts are added to a running total: a name (an
+    attribute of one, or an element at a place the pass does not choose) added to in a
+    loop that does not set it anew each pass, or the state of a method's receiver
+    (`self.x`, `self.stats.x`, `self.x[i]`: a metric's `update`), with `+=`,
+    `x = x + ...`, `a, b = a + ..., b + ...` or `(x := x + ...)`, whatever the total
+    started as. `correct = 0` is no tensor the model tracks as an accumulator, yet
+    `correct += m.float().sum()` makes it a float32 one after the first step."""
     found: set[int] = set()
     # (node, the names the innermost loop around it sets anew (None: in no loop), the
     # receiver of the method it is in)
@@ -258,12 +291,11 @@ def _running_totals(model: SemanticModel) -> set[int]:
     while pending:
         node, rebound, receiver = pending.pop()
         kind = type(node)
-        added = _added_to_itself(node)
-        if added is not None:
-            target, addends = added
-            across_passes = rebound is not None and type(target) is cst.Name and target.value not in rebound
-            if across_passes or (receiver is not None and _root_name(target) == receiver):
-                found.update(model.value_of(addend).float_count for addend in addends)
+        additions = _self_additions(node)
+        if additions:
+            for target, addends in additions:
+                if _outlives_a_pass(target, rebound, receiver):
+                    found.update(model.value_of(addend).float_count for addend in addends)
             continue
         if kind is cst.ClassDef:  # each method's body knows its receiver
             for statement in getattr(node.body, "body", ()):
@@ -278,20 +310,58 @@ def _running_totals(model: SemanticModel) -> set[int]:
     return found
 
 
-def _added_to_itself(node: cst.CSTNode) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
-    """`total += a` and `total = total + a (+ b)`: the total and what is added to it."""
+def _outlives_a_pass(target: cst.BaseExpression, rebound: frozenset[str] | None, receiver: str | None) -> bool:
+    """Whether what is added at `target` is kept from one pass (or call) to the next:
+    the receiver's state, or a place the innermost loop neither sets anew nor picks
+    (`totals[label]` with `label` bound by the loop is a different total each pass)."""
+    root, indices = _place_root(target)
+    if root is None:
+        return False
+    if receiver is not None and root == receiver and type(target) is not cst.Name:
+        return True
+    return rebound is not None and root not in rebound and rebound.isdisjoint(indices)
+
+
+def _place_root(target: cst.BaseExpression) -> tuple[str | None, set[str]]:
+    """The name a place hangs from (`self` for `self.stats.total[i]`; None for a
+    call's attribute), and the names its subscripts read."""
+    indices: set[str] = set()
+    while type(target) in (cst.Attribute, cst.Subscript):
+        if type(target) is cst.Subscript:
+            pending: list[cst.CSTNode] = list(target.slice)
+            while pending:
+                node = pending.pop()
+                if type(node) is cst.Name:
+                    indices.add(node.value)
+                pending.extend(iter_children(node))
+        target = target.value
+    return (target.value if type(target) is cst.Name else None), indices
+
+
+def _self_additions(node: cst.CSTNode) -> list[tuple[cst.BaseExpression, list[cst.BaseExpression]]]:
+    """Each total a statement (or `:=`) adds to itself, with what is added to it:
+    `total += a`, `total = total + a (+ b)`, `a, b = a + x, b + 1`, `(t := t + x)`."""
     kind = type(node)
-    if kind is cst.AugAssign and type(node.operator) is cst.AddAssign:
-        return node.target, [node.value]
-    if kind is cst.Assign and len(node.targets) == 1 and type(node.value) is cst.BinaryOperation:
-        target = node.targets[0].target
-        if type(target) not in (cst.Name, cst.Attribute):
-            return None
-        terms = _sum_terms(node.value)
-        rest = [term for term in terms if not same_place(term, target)]
-        if len(rest) < len(terms):
-            return target, rest
-    return None
+    if kind is cst.AugAssign:
+        return [(node.target, [node.value])] if type(node.operator) is cst.AddAssign else []
+    if kind is cst.Assign and len(node.targets) == 1:
+        return _paired_additions(node.targets[0].target, node.value)
+    if kind is cst.NamedExpr:
+        return _paired_additions(node.target, node.value)
+    return []
+
+
+def _paired_additions(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, list[cst.BaseExpression]]]:
+    if type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List):
+        pairs = list(zip(target.elements, value.elements))
+        if len(target.elements) != len(value.elements) or any(type(t) is not cst.Element or type(v) is not cst.Element for t, v in pairs):
+            return []  # `a, *rest = ...`: no element stands for another
+        return [addition for t, v in pairs for addition in _paired_additions(t.value, v.value)]
+    if type(value) is not cst.BinaryOperation or type(target) not in (cst.Name, cst.Attribute, cst.Subscript):
+        return []
+    terms = _sum_terms(value)
+    rest = [term for term in terms if not same_place(term, target)]
+    return [(target, rest)] if len(rest) < len(terms) else []
 
 
 def _sum_terms(node: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -307,15 +377,6 @@ def _sum_terms(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return terms
 
 
-def _root_name(node: cst.CSTNode) -> str | None:
-    """`self` for `self.stats.total`; None for a bare name or a call's attribute."""
-    if type(node) is not cst.Attribute:
-        return None
-    while type(node) is cst.Attribute:
-        node = node.value
-    return node.value if type(node) is cst.Name else None
-
-
 def _receiver(method: cst.FunctionDef) -> str | None:
     """A method's first parameter (`self`), unless it is a static method."""
     if any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in method.decorators):
@@ -325,7 +386,7 @@ def _receiver(method: cst.FunctionDef) -> str | None:
 
 def _bound_in(loop: cst.CSTNode) -> frozenset[str]:
     """The names a loop sets anew each pass (not in a nested def, and not with
-    `x = x + ...`): its own target and its body's `=`, `x: int = 0`, `for x in`,
+    `x = x + ...`): its own target and its body's `=`, `:=`, `x: int = 0`, `for x in`,
     `with ... as x`. A total set anew each pass counts that pass only. The loop's
     `else:` runs once, after the passes."""
     names: set[str] = set(_names_in(loop.target)) if type(loop) is cst.For else set()
@@ -335,9 +396,12 @@ def _bound_in(loop: cst.CSTNode) -> frozenset[str]:
         kind = type(node)
         if kind in (cst.FunctionDef, cst.ClassDef):
             continue
-        if kind is cst.Assign and _added_to_itself(node) is None:
+        if kind is cst.Assign:
+            added = {t.value for t, _ in _self_additions(node) if type(t) is cst.Name}
             for target in node.targets:
-                names.update(_names_in(target.target))
+                names.update(name for name in _names_in(target.target) if name not in added)
+        elif kind is cst.NamedExpr and not _self_additions(node):
+            names.update(_names_in(node.target))
         elif kind is cst.AnnAssign and node.value is not None:
             names.update(_names_in(node.target))
         elif kind is cst.For:
