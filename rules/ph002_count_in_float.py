@@ -119,6 +119,10 @@ class CountInFloat(Rule):
         "import torch\nout = torch.cat([a.view(1), b.view(1)])\n",
         # converted to the dtype of integer data: exact
         "import torch\ndef f(mask, lengths):\n    return mask.bool().sum(-1).to(lengths.dtype)\n",
+        # a mask counted in float32 asked for by name: log_softmax's `dtype=`, kept through `gather`
+        "import torch\nimport torch.nn.functional as F\ndef lprobs(model, tokens, mask):\n"
+        "    logits = model(tokens)\n    scores = F.log_softmax(logits, -1, dtype=torch.float).gather(2, tokens[..., None])\n"
+        "    mask = mask.type_as(scores)\n    return (scores * mask).sum(-1) / mask.sum(-1)\n",
         # a float ratio in the model's dtype is not a count
         "import torch\ndef f(logits, y):\n    return (logits.argmax(-1) == y).float().mean().to(logits.dtype)\n",
     ]
@@ -220,6 +224,12 @@ class CountInFloat(Rule):
         Invalid(
             "import torch\nloss_sum, tokens = 0.0, 0\nfor b in batches:\n    n = int((b.labels != -100).sum())\n"
             "    loss_sum += model(b).loss.item() * n\n    tokens += n\nstats = torch.tensor([loss_sum, tokens], device='cuda')\n"
+        ),
+        # a parameter named a mask, counted in the dtype of the model's data
+        Invalid(
+            "import torch\ndef pool(hidden_states, attention_mask):\n    w = attention_mask.to(hidden_states.dtype)\n"
+            "    return (hidden_states * w[..., None]).sum(1) / w.sum(1, keepdim=True)\n",
+            severity=Severity.WARNING,
         ),
         # a layer's input is the model's data: a mask counted in its dtype
         Invalid(

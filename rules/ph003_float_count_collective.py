@@ -1,8 +1,10 @@
 """PH003 float-count-collective."""
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
+import libcst as cst
 
 from precision_lint.conditions import RUNTIME
 from precision_lint.diagnostics import Severity
@@ -12,6 +14,7 @@ from precision_lint.model.expressions import find_arg
 from precision_lint.model.semantic import SemanticModel
 from precision_lint.model.torch_api import COLLECTIVE_METHODS, COLLECTIVES
 from precision_lint.model.values import FLOAT_COUNT_ELSEWHERE
+from precision_lint.model.walk import walk
 from precision_lint.rule import Finding, FixAvailability, Invalid, Rule
 
 
@@ -28,7 +31,10 @@ class FloatCountCollective(Rule):
     DeepSpeed's `deepspeed.comm`, `torch.distributed`'s functional and autograd
     collectives, and framework helpers (`accelerator.reduce(t)`, `self.all_gather(t)`,
     `strategy.reduce(t)`) are collectives too; so are counts made float in a helper
-    or another module.
+    or another module. A parameter named a mask (`loss_mask`, `attention_mask`) holds
+    0/1 values: its sum is a count, whatever dtype the caller gave it. A collective
+    over the context-parallel group (`group=cp_group`, `mpu.get_context_parallel_group()`)
+    sums the shards of one micro-batch, and is not reported.
 
     ## Why is this bad?
     Each rank's count may be small; their sum over thousands of ranks is not. A float32
@@ -59,6 +65,12 @@ class FloatCountCollective(Rule):
     fix_availability = FixAvailability.NONE
 
     VALID = [
+        # summed over the context-parallel ranks: the shards of one micro-batch's tokens
+        "import torch\nimport torch.distributed as dist\ndef loss(losses, loss_mask, cp_group):\n"
+        "    both = torch.cat([(losses * loss_mask).sum().view(1), loss_mask.sum().float().view(1)])\n"
+        "    dist.all_reduce(both, group=cp_group)\n    return both[0] / both[1]\n",
+        "import torch\nimport torch.distributed as dist\nn = (labels != -100).sum().float()\n"
+        "dist.all_reduce(n, group=mpu.get_context_parallel_group())\n",
         # batch sizes summed over ranks in float32: exact up to 16.7M samples (PH201's)
         "import torch.distributed as dist\nimport torch\nn = len(batch)\npacked = torch.cat([loss.float().view(1), torch.tensor([n]).view(1)])\ndist.all_reduce(packed)\n",
         "import torch.distributed as dist\nimport torch\nseen = torch.zeros(1)\nfor b in bs:\n    seen += b.size(0)\ndist.all_reduce(seen)\n",
@@ -71,7 +83,17 @@ class FloatCountCollective(Rule):
         "import torch\nimport deepspeed.comm as ds_dist\nn = (labels != -100).sum()\nds_dist.all_reduce(n)\n",
     ]
     INVALID = [
+        # a parameter named a mask holds 0/1 values: its sum is a count
+        Invalid(
+            "import torch\nimport torch.distributed as dist\ndef divisor(loss_mask, group):\n"
+            "    n = loss_mask.sum().to(torch.float32)\n    dist.all_reduce(n, group=group)\n    return n\n"
+        ),
         Invalid("import torch.distributed as dist\nimport torch\nn = (labels != -100).sum().float()\ndist.all_reduce(n)\n"),
+        # data parallel with context parallel spans the data-parallel ranks
+        Invalid(
+            "import torch\nimport torch.distributed as dist\nn = (labels != -100).sum().float()\n"
+            "dist.all_reduce(n, group=mpu.get_data_parallel_group(with_context_parallel=True))\n"
+        ),
         Invalid(
             "import torch\nfrom torch import distributed as dist\nacc = torch.zeros(1)\nfor b in bs:\n    acc += (b == 0).sum()\n"
             "dist.all_reduce(acc, op=dist.ReduceOp.SUM)\n"
@@ -105,6 +127,8 @@ class FloatCountCollective(Rule):
             value = model.value_of(arg.value)
             if not value.is_floating or (value.float_count and only_lengths([value.length], value.dtype)):
                 continue
+            if _over_shards_of_one_batch(fact):
+                continue
             related, where = (), ""
             if value.float_count in calls:
                 related = ((calls[value.float_count].node, "where the counts became floating"),)
@@ -124,6 +148,24 @@ class FloatCountCollective(Rule):
                 note="No fix here: fix the line that makes the counts floating (PH001 / PH002) so they stay int64.",
                 conditions=(RUNTIME,) if runtime else (),
             )  # fmt: skip
+
+
+# Context-parallel ranks hold shards of one micro-batch's sequence: a sum over them
+# counts one micro-batch's tokens, far below float32's 2^24. (Tensor-parallel sums are
+# not exempt: they add up per-shard parameter counts, which reach billions.)
+_ONE_BATCH_GROUP = re.compile(r"context_parallel|\bcp_group\b")
+
+
+def _over_shards_of_one_batch(fact) -> bool:
+    """`all_reduce(t, group=mpu.get_context_parallel_group())`, `group=cp_group`; not
+    `group=get_data_parallel_group(with_context_parallel=True)`, which spans data parallel."""
+    group = find_arg(fact.node, "group")
+    if group is None:
+        return False
+    nodes = (group.value, *walk(group.value))
+    keywords = {id(node.keyword) for node in nodes if type(node) is cst.Arg and node.keyword is not None}
+    names = [node.value for node in nodes if type(node) is cst.Name and id(node) not in keywords]
+    return bool(_ONE_BATCH_GROUP.search(" ".join(names)))
 
 
 def _reduced_argument(fact, model: SemanticModel):

@@ -51,6 +51,11 @@ def names_positions(name: str) -> bool:
     )
 
 
+def names_mask(name: str) -> bool:
+    """`mask`, `loss_mask`, `attention_masks`: a parameter that holds a 0/1 mask."""
+    return any(part.lower() in ("mask", "masks") for part in _WORD_BREAK.split(name) if part)
+
+
 def dtype_of(node: cst.BaseExpression, value: Value, in_module: bool = False) -> Value | None:
     """What asking `node` (of `value`) for its dtype gives when the dtype is not
     known: the model's dtype for the model's data, None otherwise. `in_module`: the

@@ -35,7 +35,7 @@ from .summaries import (
 from .accumulators import Fate
 from .lifecycle import construction_methods, restored_attributes
 from .replay import Run, attributes_read, state_read_unchanged
-from .runtime_dtype import names_positions
+from .runtime_dtype import names_mask, names_positions
 from .values import UNKNOWN, CallFact, Creation, Kind, Value
 from .. import speedups
 
@@ -480,6 +480,9 @@ class _ModelBuilder:
         if self._runs:
             self._runs[-1].note(self.record_call, qualified, node, values)
         run = self.current
+        # a mask guessed from a parameter's name tells another module nothing it could
+        # not guess itself; passed on, it would only check that module again
+        values = [UNKNOWN if v.mask and v == _MASK_BY_NAME else v for v in values]
         if any(arg.star for arg in node.args) or not any(v.passes_facts for v in values):
             run.opaque_calls.add(qualified)
             return
@@ -496,9 +499,14 @@ class _ModelBuilder:
         return qualified in self.current.params
 
 
+_MASK_BY_NAME = Value(Kind.UNKNOWN, mask=True)
+
+
 def _by_name(param: str) -> Value:
     """What a parameter nothing is known of holds, as far as its name says."""
-    return Value(positions=True) if names_positions(param) else UNKNOWN
+    if names_positions(param):
+        return Value(positions=True)
+    return _MASK_BY_NAME if names_mask(param) else UNKNOWN
 
 
 def _summary(info: FunctionInfo, returns: Value) -> FunctionSummary:

@@ -89,6 +89,15 @@ READING_METHODS = frozenset(
         "numpy", "get_device", "is_nonzero", "clamp_min", "clamp_max", "bincount",
     }
 )  # fmt: skip
+# Methods whose result has the receiver's dtype (another part, order or bound of its
+# values), and that the model does not follow otherwise.
+DTYPE_KEEPING_METHODS = frozenset(
+    {
+        "gather", "index_select", "narrow", "select", "t", "transpose", "permute", "flip",
+        "roll", "repeat", "tril", "triu", "diag", "diagonal", "masked_fill", "clamp", "clip",
+        "clamp_min", "clamp_max", "abs", "neg", "expand_as", "repeat_interleave", "movedim",
+    }
+)  # fmt: skip
 # Read-only attributes of a tensor.
 READING_ATTRIBUTES = frozenset({"device", "dtype", "shape", "is_cuda", "ndim", "T"})
 # Uses that raise or silently change results on an int64 tensor.

@@ -171,8 +171,12 @@ class TorchCalls:
             self._consume_args(node, values, Effect.SAFE, f"configures {attr}")
             return Value(Kind.INSTANCE, cls=qualified)  # `nn.Linear(d, e)`: a layer
         self._consume_args(node, values, Effect.ESCAPES, f"passed to {qualified}()")
-        if qualified in api.FLOAT_OUTPUT_FUNCTIONS and values and values[0].dtype is RUNTIME_FLOAT:
-            return model_data(values[0].dtype_source or f"the output of `{attr}`")
+        if qualified in api.FLOAT_OUTPUT_FUNCTIONS:
+            present, dtype = self._dtype_arg(node, values)
+            if present:  # `F.log_softmax(logits, -1, dtype=torch.float)`: computed in that dtype
+                return Value.tensor(dtype)
+            if values and values[0].dtype is RUNTIME_FLOAT:
+                return model_data(values[0].dtype_source or f"the output of `{attr}`")
         if module == "math":
             return Value.py_int() if attr in api.MATH_INT_FUNCTIONS else Value(Kind.PY_FLOAT)
         return Value.tensor(None) if qualified.startswith("torch.") else UNKNOWN
@@ -560,8 +564,16 @@ class TorchCalls:
             return arithmetic(cst.Add() if method == "add" else cst.Subtract(), receiver, values[0])
         if method == "mean" and receiver.is_floating:
             return Value.tensor(receiver.dtype)
-        if method in api.FLOAT_OUTPUT_METHODS and receiver.is_tensor and receiver.dtype is RUNTIME_FLOAT:
-            return model_data(receiver.dtype_source or f"the output of `.{method}()`")
+        if method in api.FLOAT_OUTPUT_METHODS and receiver.is_tensor:
+            present, dtype = self._dtype_arg(node, values)
+            if present:  # `logits.softmax(-1, dtype=torch.float32)`
+                return Value.tensor(dtype)
+            if receiver.dtype is RUNTIME_FLOAT:
+                return model_data(receiver.dtype_source or f"the output of `.{method}()`")
+        if method in api.DTYPE_KEEPING_METHODS and receiver.is_tensor and receiver.dtype is not None:
+            # its dtype is known: asked for it later (`mask.type_as(scores)`), it is not
+            # guessed from the name it is given
+            return Value.tensor(receiver.dtype).with_source(receiver.dtype_source)
         return UNKNOWN
 
     def _reduces_rows(self, node: cst.Call) -> bool:
