@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -152,6 +151,8 @@ def _ensure_markers(directory: Path) -> None:
 def _write_atomically(path: Path, text: str) -> None:
     """Readers see the old file or the new one, never a part; a full disk leaves the
     old file (or none), never an empty one."""
+    import tempfile  # a run served from the cache writes nothing
+
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:

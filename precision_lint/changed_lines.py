@@ -11,7 +11,6 @@ module find the merge base, so the Action and any other CI run the same code.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -26,6 +25,8 @@ ChangedLines = dict[Path, "set[int] | None"]
 
 
 def _git(cwd: Path, *args: str) -> str:
+    import subprocess  # only --diff-base runs git: a plain check does not import it
+
     try:
         result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
     except OSError as error:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import traceback
 import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
 
 from .cache import ResultCache
 from .changed_lines import ChangedLines, DiffBaseError, changed_lines, touches_changes
@@ -23,7 +21,7 @@ from .source import BadCodingCookie, SourceChanged, UndecodableSource, decode, r
 from .config import ConfigError, Settings, parse_extension_option
 from .diagnostics import Diagnostic
 from .discovery import discover, excluded_by_name
-from .reporters import github, gitlab, junit, markdown
+from .reporters import github, gitlab, markdown
 from .reporters.counts import errors_and_warnings
 from .reporters.json_format import write_document, write_json
 from .reporters.text import (
@@ -36,13 +34,16 @@ from .resolver import FileCodes, Overrides, SettingsResolver, parse_per_file_ign
 from .style import Style, wants_color
 from .suggest import did_you_mean
 
+if TYPE_CHECKING:
+    from .notebook import Notebook
+
 # Formats for machines: a whole document each, no human summary lines around it.
 DOCUMENT_WRITERS = {
     "json": lambda diagnostics, out, root: write_json(diagnostics, out),
     "github": github.write,
     "sarif": lambda diagnostics, out, root: _sarif_write(diagnostics, out, root),
     "markdown": markdown.write,
-    "junit": junit.write,
+    "junit": lambda diagnostics, out, root: _junit_write(diagnostics, out, root),
     "gitlab": gitlab.write,
 }
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -57,6 +58,12 @@ def _sarif_write(diagnostics: list[Diagnostic], out: TextIO, root: Path) -> None
     from .reporters import sarif
 
     sarif.write(diagnostics, out, root)
+
+
+def _junit_write(diagnostics: list[Diagnostic], out: TextIO, root: Path) -> None:
+    from .reporters import junit  # imports xml.etree: only when asked for
+
+    junit.write(diagnostics, out, root)
 
 
 def mark_unfixable(diagnostics: list[Diagnostic], unfixable: frozenset[str]) -> list[Diagnostic]:
@@ -102,6 +109,8 @@ def run_command(args: argparse.Namespace) -> int:
         print("precision-lint: interrupted; no file was changed", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception:  # exit 2, never 1: an internal error must not look like findings
+        import traceback
+
         print(f"precision-lint: internal error:\n{traceback.format_exc()}", file=sys.stderr)
         return EXIT_ERROR
 
@@ -293,15 +302,15 @@ def _check_files(args: argparse.Namespace, codes: FileCodes, paths: list[Path], 
 
         union = frozenset().union(*(codes.enabled(codes.settings(f)) for f in files))
         gate = passing_fixes([f for f in files if codes.settings(f).language(f) != "ipynb"], union, codes, options_from(args), args.quiet)
-    from . import notebook as nb
-
-    notebooks: dict[str, nb.Notebook] = {}
+    notebooks: dict[str, "Notebook"] = {}
     jobs: list[Job] = []
     early: list[FileReport] = []
     for f in files:
         file_codes, unfixable, settings = codes.for_file(f)
         data = None
         if settings.language(f) == "ipynb":
+            from . import notebook as nb  # only a run with notebooks imports it
+
             try:
                 notebook = nb.read_notebook(f)
             except (OSError, nb.NotebookError) as error:
@@ -562,6 +571,8 @@ def _write_diagnostics(args, remaining: list[Diagnostic], fixed: list[Diagnostic
 
 def report_root() -> Path:
     """What machine formats make paths relative to: the git work tree, else the cwd."""
+    import subprocess
+
     try:
         result = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
     except OSError:

@@ -9,10 +9,13 @@ nearest config) or a single Settings (one for all).
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .patterns import Groups, absolute, matches_grouped
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 def discover(paths: list[Path], settings, force_exclude: bool = False, unreadable: list[tuple[Path, OSError]] | None = None) -> list[Path]:
@@ -109,6 +112,8 @@ def _plain_walk(directory: Path, walk: _Walk, unreadable: list[tuple[Path, OSErr
 
 
 def _git(directory: Path, *args: str) -> subprocess.CompletedProcess | None:
+    import subprocess  # a run given only files (pre-commit) runs no git
+
     try:
         return subprocess.run(["git", "-C", str(directory), *args], capture_output=True, check=False)
     except OSError:

@@ -8,8 +8,6 @@ any of them makes the run exit 2: "All checks passed!" cannot stand beside one.
 """
 from __future__ import annotations
 
-import traceback
-
 from .diagnostics import Diagnostic, Location, Severity
 
 INTERNAL_ERROR = ("PH900", "internal-error")
@@ -56,6 +54,8 @@ def describe(error: BaseException) -> str:
 
 def _origin(error: BaseException) -> str:
     """The innermost frame of the traceback: enough for a bug report to start from."""
+    import traceback  # only a failure needs it
+
     frames = traceback.extract_tb(error.__traceback__)
     if not frames:
         return ""

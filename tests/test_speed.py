@@ -328,6 +328,11 @@ def test_a_run_served_from_the_cache_does_not_import_libcst(tmp_path):
     assert not {"libcst", "precision_lint.engine", "precision_lint.fixer"} & cold
     warm = _modules_after(argv, tmp_path)
     assert "libcst" not in warm and "multiprocessing" not in warm  # the second starts no worker either
+    # nor what only other paths need: a notebook, JUnit's XML, a cache write, a failure
+    assert not {"tempfile", "traceback", "xml.etree", "precision_lint.notebook"} & warm
+    # given files by name, as pre-commit gives them, it runs no git either
+    named = _modules_after(["check", "a.py", "b.py", "--cache-dir", str(tmp_path / "cache")], tmp_path)
+    assert "subprocess" not in named and "libcst" not in named
 
 
 # -- long modules parsed in pieces -------------------------------------------------------
