@@ -200,17 +200,17 @@ def main(argv: list[str] | None = None) -> int:
             f"| {case.label} | {_s(ccold)} | {_s(cwarm)} | {_s(crcold)} | {_s(crwarm)} | {tf_cpu} "
             f"| {_x(ccold, crcold)} | {_x(cwarm, crcold)} | {_x(cwarm, crwarm)} | {_x(ccold, tf[1] if tf else None, 3)} |"
         )
-        key = "pre-commit" if case.label.startswith("pre-commit") else {"megatron-head": "Megatron-LM"}.get(case.label, case.label)
+        key = _target_key(case.label)
         if key == "pre-commit":
             precommit_ruff = rcold
         if cold and rcold:
             ratios[f"{key} cold"] = cold / rcold
-        if warm and rcold:
-            ratios[f"{key} warm"] = warm / rcold
+        if warm and rwarm:
+            ratios[f"{key} warm"] = warm / rwarm
         if ccold and crcold:
             ratios[f"{key} cold (CPU)"] = ccold / crcold
-        if cwarm and crcold:
-            ratios[f"{key} warm (CPU)"] = cwarm / crcold
+        if cwarm and crwarm:
+            ratios[f"{key} warm (CPU)"] = cwarm / crwarm
         case.close()
     out.append("")
     out.append("CPU seconds (user + system, the workers included; best of the rounds): the work done, which a loaded machine disturbs less than wall time.")
@@ -306,6 +306,15 @@ def _s(seconds: float | None) -> str:
 
 def _x(ours: float | None, theirs: float | None, digits: int = 1) -> str:
     return "" if not ours or not theirs else f"{ours / theirs:.{digits}f}"
+
+
+def _target_key(label: str) -> str:
+    """The name an input's targets go by: "pre-commit (5 files of ...)" -> "pre-commit",
+    a fetched tree "NVIDIA+Megatron-LM" or a checkout "megatron-head" -> "Megatron-LM"."""
+    if label.startswith("pre-commit"):
+        return "pre-commit"
+    name = label.rpartition("+")[2]
+    return "Megatron-LM" if name == "megatron-head" else name
 
 
 def _cpu_key(target: str) -> str:
