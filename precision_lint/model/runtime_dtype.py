@@ -34,7 +34,7 @@ def names_floating_data(node: cst.BaseExpression, in_module: bool = False) -> st
         name = base.attr.value
     else:
         return None
-    parts = [part.lower() for part in _WORD_BREAK.split(name) if part]
+    parts = _words(name)
     if not parts or any(part in api.INTEGER_DATA_WORDS for part in parts):
         return None
     words = api.FLOATING_DATA_WORDS | (api.MODULE_INPUT_WORDS if in_module else frozenset())
@@ -43,9 +43,14 @@ def names_floating_data(node: cst.BaseExpression, in_module: bool = False) -> st
     return dotted_name(base) or name
 
 
+def _words(name: str) -> list[str]:
+    """`attention_mask`, `posIds` -> ["attention", "mask"], ["pos", "ids"]."""
+    return [part.lower() for part in _WORD_BREAK.split(name) if part]
+
+
 def names_positions(name: str) -> bool:
     """`positions`, `position_ids`, `pos_ids`: a parameter that holds positions."""
-    parts = [part.lower() for part in _WORD_BREAK.split(name) if part]
+    parts = _words(name)
     return any(part in ("pos", "position", "positions") for part in parts) and not any(
         part in ("mask", "embed", "embeds", "embedding", "embeddings", "emb", "bias", "encoding") for part in parts
     )
@@ -53,7 +58,7 @@ def names_positions(name: str) -> bool:
 
 def names_mask(name: str) -> bool:
     """`mask`, `loss_mask`, `attention_masks`: a parameter that holds a 0/1 mask."""
-    return any(part.lower() in ("mask", "masks") for part in _WORD_BREAK.split(name) if part)
+    return any(part in ("mask", "masks") for part in _words(name))
 
 
 def dtype_of(node: cst.BaseExpression, value: Value, in_module: bool = False) -> Value | None:
