@@ -4,8 +4,10 @@
                     [--verdicts verdicts.jsonl ...]
 
 OUT_DIR holds one `<repo>.json` per tree: the CLI's `--output-format json` output, run from
-the tree's root (`benchmarks/ecosystem.py TREES... --json-dir OUT_DIR`). The trees of
-trees.tsv whose `set` is `held-out` were added before the rules were run on them. A labelled hazard is found when any finding, of any code,
+the tree's root (`benchmarks/ecosystem.py TREES... --json-dir OUT_DIR`), and TREES/<repo> is
+that tree, named as trees.tsv names it (a link will do): a finding outside it stops the
+score. The trees of trees.tsv whose `set` is `held-out` were added before the rules were
+run on them. A labelled hazard is found when any finding, of any code,
 sits in its path on one of its `lines`; a look-alike is flagged the same way. Labels whose
 `source` is "finding" were drawn from the baseline's findings; rates over the "reading"
 labels alone are printed too. Findings on no
@@ -47,13 +49,22 @@ def load_findings(out_dir: Path, trees: Path) -> dict[str, list[dict]]:
         for d in json.loads(file.read_text() or "[]"):
             if not d.get("code"):
                 continue  # syntax errors carry no code
-            rows.append({"path": relative(d["filename"], repo, root), "line": d["location"]["row"],
+            path = relative(d["filename"], repo, root)
+            if path is None:
+                raise SystemExit(
+                    f"{file}: {d['filename']} is not in {trees / repo}: no label or verdict of {repo} could "
+                    f"match it. Name the tree's folder as trees.tsv does (a link will do)."
+                )
+            rows.append({"path": path, "line": d["location"]["row"],
                          "code": d["code"], "message": d.get("message", "")})
         per_repo[repo] = rows
     return per_repo
 
 
-def relative(filename: str, repo: str, root: Path) -> str:
+def relative(filename: str, repo: str, root: Path) -> str | None:
+    """`filename` from the tree's root, or None where it lies outside it: the JSON
+    gives absolute paths, and a tree checked in a folder named otherwise than trees.tsv
+    names it would match no label and no verdict (megatron-head's did, unnoticed)."""
     path = Path(filename)
     if not path.is_absolute():
         return path.as_posix()
@@ -63,7 +74,7 @@ def relative(filename: str, repo: str, root: Path) -> str:
         parts = path.parts  # run from a copy of the tree elsewhere: cut at the repo's folder
         if repo in parts:
             return Path(*parts[len(parts) - parts[::-1].index(repo):]).as_posix()
-        return path.as_posix()
+        return None
 
 
 def held_out_names(tsv: Path | None) -> set[str]:
