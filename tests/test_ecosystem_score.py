@@ -1,15 +1,18 @@
 """benchmarks/ecosystem/score.py places each finding in its tree, or refuses to score."""
 from __future__ import annotations
 
+import importlib.util
 import json
-import sys
 
 import pytest
 
 from conftest import REPO
 
-sys.path.insert(0, str(REPO / "benchmarks" / "ecosystem"))
-import score  # noqa: E402
+# loaded by its path under a name of its own: benchmarks/cases/ has a score.py too, and
+# a bare `import score` would get whichever of the two was imported first
+_SPEC = importlib.util.spec_from_file_location("ecosystem_score", REPO / "benchmarks" / "ecosystem" / "score.py")
+score = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(score)
 
 
 def _finding(filename: str, row: int) -> dict:
