@@ -8,6 +8,8 @@ run, and the ratios to ruff.
 
 - cold: `check --no-cache`; warm: a second run over the same files with the cache of
   the first (nothing changed). ruff runs `--no-cache` cold and with its own cache warm.
+- staged (the pre-commit case only): the warm cache without the files' own entries, as
+  when the staged files changed since the last run and the modules they import did not.
 - the tools take turns within each round, so a busy machine slows them alike; the best
   of `--runs` rounds is kept. TorchFix runs once (it takes minutes on a large tree).
 - start-up: `precision-lint --version` next to `python -c "import json"` and
@@ -97,8 +99,26 @@ class Case:
             ruff_args = ["check", "--select", "ALL", "--exit-zero", "-q", "--isolated"]
             self.commands["ruff cold"] = [ruff, *ruff_args, "--no-cache", *self.targets]
             self.commands["ruff warm"] = [ruff, *ruff_args, "--cache-dir", str(self.scratch / "ruff"), *self.targets]
+        if targets != ["."]:
+            self.commands["precision-lint staged"] = [*lint, "check", *self.targets, "--cache-dir", str(self.scratch / "staged"), *quiet]
         self.best: dict[str, float] = {}  # wall seconds, best of the rounds
         self.cpu: dict[str, float] = {}  # CPU seconds, best of the rounds
+
+    def prepare_staged(self) -> bool:
+        """The staged run's cache: the warm one without the targets' reports. False
+        (and nothing timed) if the warm cache holds none of them."""
+        from precision_lint.cache import ResultCache
+
+        staged = self.scratch / "staged"
+        shutil.rmtree(staged, ignore_errors=True)
+        shutil.copytree(self.scratch / "ours", staged)
+        cache = ResultCache(staged)
+        keys = [str(self.root.resolve() / target) for target in self.targets]  # the cache's keys: absolute paths
+        held = [key for key in keys if cache.store.get(key) is not None]
+        for key in held:
+            cache.store.drop(key)
+        cache.save()
+        return len(held) == len(keys)
 
     def fill_caches(self) -> None:
         for name in ("precision-lint warm", "ruff warm"):
@@ -107,6 +127,9 @@ class Case:
 
     def round(self) -> None:
         for name, command in self.commands.items():
+            if name == "precision-lint staged" and not self.prepare_staged():
+                print(f"{self.label}: the warm cache holds no report of the files: staged not timed", file=sys.stderr)
+                continue
             measured = timed(command, self.root)
             if measured is not None:
                 wall, cpu = measured
@@ -218,6 +241,19 @@ def main(argv: list[str] | None = None) -> int:
     out.append("| input | precision-lint cold | warm | ruff cold | ruff warm | TorchFix | cold x ruff | warm x ruff cold | warm x ruff warm | cold x TorchFix |")
     out.append("|---|---|---|---|---|---|---|---|---|---|")
     out.extend(cpu_rows)
+    staged = [case for case in cases if "precision-lint staged" in case.best]
+    if staged:
+        out.append("")
+        out.append("Staged: the files changed since a warm run, the modules they import not (the cache without the files' own reports).")
+        out.append("")
+        out.append("| input | staged wall s | CPU s | x ruff cold | x ruff warm | CPU x ruff cold |")
+        out.append("|---|---|---|---|---|---|")
+        for case in staged:
+            wall, cpu = case.best["precision-lint staged"], case.cpu["precision-lint staged"]
+            out.append(
+                f"| {case.label} | {wall:.2f} | {cpu:.2f} | {_x(wall, case.best.get('ruff cold'))} "
+                f"| {_x(wall, case.best.get('ruff warm'))} | {_x(cpu, case.cpu.get('ruff cold'))} |"
+            )
     out.append("")
     out.append("| start-up | wall s | CPU s |")
     out.append("|---|---|---|")

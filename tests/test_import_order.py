@@ -276,3 +276,50 @@ def test_a_name_imported_through_a_package_ties_the_file_to_its_module(tmp_path)
     tied = sorted(paths[j][len(str(tmp_path)) + 1 :] for j in imports[0])
     assert tied == ["pkg/__init__.py", "pkg/other.py", "pkg/sub/__init__.py", "pkg/sub/thing.py"]
     assert import_order(paths)[1][0] == [1, 4]  # without them: the package and the module only
+
+
+def _edited_run(tmp_path, files: dict[str, str], staged: str) -> tuple[list, list[list[str]], list[str]]:
+    """Checks `staged` once with a cache, edits it, and checks it again: the second
+    run's reports, its batches, and the modules of the summaries its jobs were sent."""
+    from precision_lint.cache import ResultCache
+
+    paths = dict(zip(files, _write(tmp_path, files)))
+    staged_path = paths[staged]
+    run_project([Job(staged_path, CODES)], cache=ResultCache(tmp_path / "cache"))
+    with open(staged_path, "a") as handle:
+        handle.write("# edited\n")
+    batches: list[list[str]] = []
+    sent: list[str] = []
+
+    def recording(jobs, **options):
+        batches.append([job.path.rpartition("/")[2] for job in jobs])
+        sent.extend(summary["module"] for summary in options.get("known", ()))
+        return run_jobs(jobs, **options)
+
+    reports = run_project([Job(staged_path, CODES)], cache=ResultCache(tmp_path / "cache"), runner=recording)
+    return reports, batches, sent
+
+
+def test_a_staged_file_changed_since_the_last_run_is_answered_from_the_cache(tmp_path, monkeypatch):
+    # pre-commit's staged file, edited: its imports' summaries come from the cache, and
+    # are sent with it, so it is checked once, not again once the index holds them
+    monkeypatch.chdir(tmp_path)
+    files = {"helper.py": HELPER, "user.py": USER, "other.py": HELPER.replace("count", "tally")}
+    reports, batches, sent = _edited_run(tmp_path, files, "user.py")
+    assert [(d.location.row, d.code) for d in reports[0].diagnostics] == [(5, "PH001")]
+    assert batches == [["user.py"]]
+    assert sent == ["helper"]
+
+
+def test_a_cached_module_reached_through_its_package_is_sent_with_the_staged_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    files = {
+        "pkg/__init__.py": "from pkg.core import count\n",
+        "pkg/core.py": HELPER,
+        "pkg/other.py": HELPER.replace("count", "tally"),
+        "user.py": USER.replace("from helper import count", "from pkg import count"),
+    }
+    reports, batches, sent = _edited_run(tmp_path, files, "user.py")
+    assert [(d.location.row, d.code) for d in reports[0].diagnostics] == [(5, "PH001")]
+    assert batches == [["user.py"]]
+    assert sorted(sent) == ["pkg", "pkg.core"]

@@ -2,7 +2,8 @@
 
 1. every file is checked (or served from the cache), in the order of its imports: a
    module after the modules it imports, answered from the summaries of the files
-   finished before it (project/order.py, project/learned.py); each gives its
+   finished before it and the cache's summaries of those it imports (project/order.py,
+   project/learned.py); each gives its
    diagnostics, its module summary, and what it asked and what each answer was worth;
 2. the index is built from the summaries (plus those of project modules the run
    did not list but its files import, such as pre-commit's staged files' imports);
@@ -29,7 +30,7 @@ from ..source import read_source
 from .exports import exports_summary
 from .index import ProjectIndex
 from .modules import identify, modules_to_read
-from .order import import_order, imported_names
+from .order import import_order, imported_names, imported_through_reexports
 
 # Each round checks again only the files whose answers changed, and a chain of helpers
 # across modules takes a round per link (Megatron-LM needs six): stopping short would
@@ -83,7 +84,7 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
     take part in the rounds, but their reports are not the run's."""
     listed = len(jobs)
     jobs = list(jobs)
-    early = _summary_jobs(jobs, _imports_of(jobs)) if speedups.enabled("ordered") else []
+    early = _early_summary_jobs(jobs, cache) if speedups.enabled("ordered") else []
     reports = _first_round(jobs + early, cache, runner)
     read_early = {report.path: report for report in reports[listed:]}
     reports = reports[:listed]
@@ -157,6 +158,7 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
         if speedups.enabled("reexports"):
             known = _reexport_stubs([checks[i] for i in pending])
         paths = [checks[i].path for i in pending]
+        known += _cached_imports(paths, [report for report in reports if report is not None], known)
         order, imports = import_order(paths, {stub["module"]: stub["exports"] for stub in known})
         hinted = {
             pending[k]: replace(
@@ -170,6 +172,19 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
         reports[i] = report
         _remember(cache, checks[i], report)
     return [report for report in reports if report is not None]
+
+
+def _cached_imports(paths: list[str], cached: list[FileReport], stubs: list[dict]) -> list[dict]:
+    """The cached summaries of the modules the files import: a file changed since the
+    last run (pre-commit's staged file) is then answered at once by the unchanged
+    modules it imports, instead of being checked again once the index has them. Only
+    those imported: a whole tree's summaries would cost more to send than they save."""
+    summaries = [report.summary for report in cached if report.summary is not None]
+    if not summaries or not paths:
+        return []
+    reexports = {summary["module"]: summary["exports"] for summary in summaries + stubs}
+    wanted = imported_through_reexports(paths, reexports)
+    return [summary for summary in summaries if summary["module"] in wanted]
 
 
 def _reexport_stubs(checks: list[Job]) -> list[dict]:
@@ -250,6 +265,28 @@ def _summary_jobs(checks: list[Job], names: list[str], known: set[str] | None = 
     known |= set(wanted)
     codes, limits = checks[0].codes, checks[0].limits
     return [Job(os.path.relpath(path), codes, mode="summary", limits=limits) for path in list(wanted.values())[:room]]
+
+
+def _early_summary_jobs(checks: list[Job], cache) -> list[Job]:
+    """The summaries a short run reads with its first round: the modules its files
+    import, and where the cached ones among them re-export names from (their targets'
+    summaries are then in the cache too, and the files are answered from them at once:
+    pre-commit's staged file changed since the last run)."""
+    known: set[str] = set()
+    names = _imports_of(checks)
+    early = batch = _summary_jobs(checks, names, known)
+    reexports: dict[str, dict[str, str]] = {}
+    for _ in range(_REEXPORT_DEPTH - 1):
+        if cache is None or not batch:
+            break
+        for report in (cache.get_report(job) for job in batch):
+            if report is not None and report.summary is not None:
+                reexports[report.summary["module"]] = report.summary["exports"]
+        # `from pkg import count` through `pkg`'s `from pkg.core import count`: `pkg.core.count`
+        names = [target for package, _, last in (name.rpartition(".") for name in names) if (target := reexports.get(package, {}).get(last))]
+        batch = _summary_jobs(checks, names, known, MAX_IMPORTED_MODULES - len(early))
+        early = early + batch
+    return early
 
 
 def _imports_of(checks: list[Job]) -> list[str]:

@@ -58,6 +58,15 @@ def import_order(paths: list[str], reexports: dict[str, dict[str, str]] | None =
     return order, imports
 
 
+def imported_through_reexports(paths: list[str], reexports: dict[str, dict[str, str]]) -> set[str]:
+    """Every module (or name in one) the files import, with where the packages'
+    re-exports lead each name."""
+    found: set[str] = set()
+    for path in paths:
+        found.update(_through_reexports(_imported(_read(path), identify(path).package), reexports))
+    return found
+
+
 def _through_reexports(names: list[str], reexports: dict[str, dict[str, str]]):
     """The names, each followed by where its package's re-exports lead it (`pkg.count`
     from `pkg/__init__.py`'s `from pkg.core import count`: `pkg.core.count`, and its
