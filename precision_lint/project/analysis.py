@@ -3,8 +3,8 @@
 1. every file is checked (or served from the cache), in the order of its imports: a
    module after the modules it imports, answered from the summaries of the files
    finished before it and the cache's summaries of those it imports (project/order.py,
-   project/learned.py); each gives its
-   diagnostics, its module summary, and what it asked and what each answer was worth;
+   project/learned.py); each gives its diagnostics, its module summary, and what it
+   asked and what each answer was worth;
 2. the index is built from the summaries (plus those of project modules the run
    did not list but its files import, such as pre-commit's staged files' imports);
 3. a module the prefilter skipped (read only for its imports) is modeled once a file
