@@ -37,9 +37,54 @@ def f(batches):
     return tokens, names
 """
 
+# loops whose passes bind what they read, in the ways the second pass must still see
+BOUND_BEFORE_READ = """import torch
+
+
+def f(batches, key):
+    total = torch.zeros(1)
+    kept = torch.zeros(1, dtype=torch.float16)
+    for batch in batches:
+        out = batch.view(-1)  # bound, then read
+        n = (out != 0).sum()
+        print(n)
+    for batch in batches:
+        if batch.any():
+            chosen = batch.sum()
+        else:
+            chosen = None  # bound in both branches
+        with torch.no_grad():
+            scaled = batch * 2  # a `with` block runs where it stands
+        print(chosen, scaled)
+    for batch in batches:
+        n = (batch != 0).sum()
+        total += n  # read, and changed by the pass
+    for batch in batches:
+        if batch.any():
+            picked = batch.sum()  # bound in a branch only: the old one may be read
+        kept = kept + picked
+    for batch in batches:
+        print(later)  # read before it is bound
+        later = (batch > 0).sum()
+    for batch in batches:
+        parts = [row.sum() for row in batch]  # a comprehension's own target
+        for key in parts:  # an inner loop's target
+            print(key)
+        print(key)  # after the inner loop: the old one may be read
+    for batch in batches:
+        again = dict(key=batch.sum())  # a keyword names no variable
+        def inner():
+            return again + key
+        key = inner
+    step = 0
+    while step < 10:
+        step = step + 1
+    return total, kept, step
+"""
+
 
 def _sources() -> list[tuple[str, str]]:
-    found = [("stateful", STATEFUL), ("loops", LOOPS)]
+    found = [("stateful", STATEFUL), ("loops", LOOPS), ("bound before read", BOUND_BEFORE_READ)]
     for path in sorted((REPO / "tests").glob("fixtures/**/*.py")) + sorted((REPO / "tests").glob("projects/**/*.py")):
         found.append((str(path.relative_to(REPO)), path.read_text()))
     return found
@@ -98,6 +143,45 @@ def test_a_loop_whose_pass_changes_nothing_it_reads_runs_once(monkeypatch):
     # the counting loop reads what it changes: twice either way
     counting = module.body[1].body.body[3]
     assert fast.count(id(counting.body)) == slow.count(id(counting.body)) == 2
+
+
+def _loop(source: str, number: int, within: int = 1) -> cst.For | cst.While:
+    body = cst.parse_module(source).body[within].body.body
+    return [s for s in body if type(s) in (cst.For, cst.While)][number]
+
+
+@pytest.mark.parametrize(
+    "number,exposed",
+    [
+        (0, {"print"}),  # `out` and `n` are bound before they are read
+        (1, {"torch", "print", "None"}),  # libcst spells `None` as a name
+        (2, {"total"}),
+        (3, {"kept", "picked"}),  # `picked` is bound in a branch only
+        (4, {"print", "later"}),  # `later` is read before it is bound
+        (5, {"print", "key"}),  # `row` and the inner `key` are bound first; the last `key` is not
+        # `key=` is no read, but the def reads `key`; a def binds its name only after it
+        (6, {"dict", "key", "inner"}),
+        (7, {"step"}),  # a while loop's test is read at every pass
+    ],
+)
+def test_a_pass_reads_only_what_it_reads_before_binding_it(number, exposed):
+    from precision_lint.model.reads import exposed_reads
+
+    assert exposed_reads(_loop(BOUND_BEFORE_READ, number)) == exposed
+
+
+def test_a_loop_that_binds_what_it_reads_before_reading_it_runs_once(monkeypatch):
+    module = cst.parse_module(BOUND_BEFORE_READ)
+    loops = [s for s in module.body[1].body.body if type(s) in (cst.For, cst.While)]
+    runs = _count(monkeypatch, ScopeInterpreter, "run")
+    built(module, "m", ALL)
+    # `out` and `n`, `chosen` and `scaled` are new after the first pass and read in it,
+    # but each pass binds them before it reads them. The others read what the pass
+    # before changed.
+    assert [[id(body) for body, _ in runs].count(id(loop.body)) for loop in loops] == [1, 1, 2, 2, 2, 2, 2, 2]
+    runs.clear()
+    built(module, "m", NONE)
+    assert [[id(body) for body, _ in runs].count(id(loop.body)) for loop in loops] == [2] * 8
 
 
 def _replayed(monkeypatch, source: str) -> set[str]:

@@ -12,7 +12,7 @@ from .autocast import region_of
 from .containers import element_of
 from .dtypes import CONVERSION_METHODS
 from .expressions import Env, ExpressionEvaluator, find_arg, public_attribute, same_place, target_key
-from .reads import loop_reads, root_name
+from .reads import exposed_reads, loop_reads, root_name
 from .syntax import item_key
 from .values import UNKNOWN, Kind, Value, join
 from .walk import walk
@@ -41,6 +41,7 @@ class ScopeInterpreter(ExpressionEvaluator):
         self.loop_depth = 0
         self.returned: Value | None = None  # what the body returns (joined), None if it never does
         self.loop_reads: dict[int, frozenset[str]] = {}  # by id() of the loop; a model's interpreters share it
+        self.loop_exposed: dict[int, frozenset[str]] = {}  # the same, read before a pass binds them
 
     def run(self, body: cst.BaseSuite | list[cst.BaseStatement] | tuple, env: Env) -> Env:
         return self.exec_block(_statements(body), env)
@@ -135,14 +136,23 @@ class ScopeInterpreter(ExpressionEvaluator):
         return current
 
     def _reads_changed(self, loop: cst.For | cst.While, before: Env, after: Env) -> bool:
-        """Whether the loop reads a binding its pass changed (or made)."""
+        """Whether the next pass would read a binding this one changed (or made):
+        one the loop reads before a pass binds it (reads.py)."""
         changed = [key for key, value in after.items() if before.get(key) is not value]
         if not changed:
             return False
         if id(loop) not in self.loop_reads:
             loop_reads(loop, self.loop_reads)
         reads = self.loop_reads[id(loop)]
-        return any(root_name(key, self.self_name) in reads for key in changed)
+        read = {root_name(key, self.self_name) for key in changed} & reads
+        if not read:
+            return False
+        if self.self_name in read:  # `self.x`: rebinding the receiver would not drop it
+            return True
+        exposed = self.loop_exposed.get(id(loop))
+        if exposed is None:  # only where a pass changed what the loop reads somewhere
+            exposed = self.loop_exposed[id(loop)] = exposed_reads(loop)
+        return not read.isdisjoint(exposed)
 
     def _tested_alone(self, test: cst.BaseExpression, env: Env) -> None:
         """`if lo == hi:` takes the truth of the comparison, which a tensor has only

@@ -156,6 +156,7 @@ class _ModelBuilder:
         self._construction: frozenset[str] | None = None  # methods run only while building
         self._restored: dict[str, frozenset[str]] = {}  # class -> `self.x` it makes float32 again
         self.loop_reads: dict[int, frozenset[str]] = {}  # what each loop reads (reads.py)
+        self.loop_exposed: dict[int, frozenset[str]] = {}  # what a pass reads before it binds it
         self._runs: list[Run] = []  # the interpretations under way, innermost last
         self._attributes: dict[str, frozenset[str]] = {}  # method -> the `self.x` it names
 
@@ -242,6 +243,7 @@ class _ModelBuilder:
         interpreter.autocast_uses = run.autocast_uses
         interpreter.used_under_autocast = self._used_under_autocast  # type: ignore[method-assign]
         interpreter.loop_reads = self.loop_reads
+        interpreter.loop_exposed = self.loop_exposed
         return interpreter
 
     def _ensure_function(self, info: FunctionInfo) -> None:
