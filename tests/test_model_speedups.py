@@ -21,6 +21,14 @@ from same_model import MODEL_SPEEDUPS, built, first_difference  # noqa: E402
 ALL = frozenset(MODEL_SPEEDUPS)
 NONE: frozenset[str] = frozenset()
 
+
+@pytest.fixture(autouse=True)
+def _switches_restored(monkeypatch):
+    """built() sets the speed-up switches for the whole process: put them back."""
+    from precision_lint import speedups
+
+    monkeypatch.setattr(speedups, "_OFF", speedups._OFF)
+
 LOOPS = """import torch
 
 
@@ -82,9 +90,57 @@ def f(batches, key):
     return total, kept, step
 """
 
+# a later statement of a pass changes a creation's facts (the buffer a pass rebinds
+# becomes a tally through `scatter_add_` of ones), or the value of an assignment names
+# its target as a keyword or an attribute (the model looks for a rebinding there)
+LATER_FACTS = """import torch
+
+
+def histograms(batches, n, flag):
+    for idx in batches:
+        with torch.no_grad():
+            counts = torch.zeros(n)
+        seen = counts.item()
+        counts.scatter_add_(0, idx, torch.ones_like(idx, dtype=torch.float))
+        yield seen
+
+
+def histograms_in_branches(batches, n, flag):
+    for idx in batches:
+        if flag:
+            counts = torch.zeros(n)
+        else:
+            counts = torch.zeros(n, device="cpu")
+        seen = counts - 0
+        counts.index_add_(0, idx, torch.ones_like(idx, dtype=torch.float))
+        yield seen
+
+
+def histograms_while(batches, n):
+    while batches:
+        idx = batches.pop()
+        counts = torch.zeros(n)
+        seen = counts.tolist()
+        counts.scatter_add_(0, idx, torch.ones_like(idx, dtype=torch.float))
+        yield seen
+
+
+def histogram_made_before(batches, idx):
+    counts = torch.zeros(10)
+    for batch in batches:
+        shifted = counts + 1
+        counts.scatter_add_(0, idx, torch.ones(10))
+
+
+def named_as_keyword(xs, f, obj):
+    for x in xs:
+        a = torch.histc(x) + f(a=x)
+        b = torch.histc(x) + obj.b
+"""
+
 
 def _sources() -> list[tuple[str, str]]:
-    found = [("stateful", STATEFUL), ("loops", LOOPS), ("bound before read", BOUND_BEFORE_READ)]
+    found = [("stateful", STATEFUL), ("loops", LOOPS), ("bound before read", BOUND_BEFORE_READ), ("later facts", LATER_FACTS)]
     for path in sorted((REPO / "tests").glob("fixtures/**/*.py")) + sorted((REPO / "tests").glob("projects/**/*.py")):
         found.append((str(path.relative_to(REPO)), path.read_text()))
     return found
@@ -182,6 +238,23 @@ def test_a_loop_that_binds_what_it_reads_before_reading_it_runs_once(monkeypatch
     runs.clear()
     built(module, "m", NONE)
     assert [[id(body) for body, _ in runs].count(id(loop.body)) for loop in loops] == [2] * 8
+
+
+def test_a_loop_whose_pass_makes_a_tally_of_what_it_rebinds_is_still_found(monkeypatch):
+    from precision_lint import speedups
+    from precision_lint.engine import check_source
+
+    monkeypatch.setattr(speedups, "_OFF", frozenset())  # every speed-up on (built() sets it)
+    lines = LATER_FACTS.splitlines()
+    found = [lines[d.location.row - 1].strip() for d in check_source(LATER_FACTS, "m.py", frozenset({"PH006"}))]
+    # each histogram in float32, in every shape of loop: a pass left out would have
+    # missed the first three (the tally is made after the rebinding was read)
+    assert found == [
+        "counts.scatter_add_(0, idx, torch.ones_like(idx, dtype=torch.float))",
+        "counts.index_add_(0, idx, torch.ones_like(idx, dtype=torch.float))",
+        "counts.scatter_add_(0, idx, torch.ones_like(idx, dtype=torch.float))",
+        "counts.scatter_add_(0, idx, torch.ones(10))",
+    ]
 
 
 def _replayed(monkeypatch, source: str) -> set[str]:

@@ -124,10 +124,14 @@ class ScopeInterpreter(ExpressionEvaluator):
                     self.bind(statement.target, item, current, statement)
                 else:
                     self.eval(statement.test, current)
-                started = current
+                started, changes = current, self.log.changes
                 current = join_env(started, self.run(statement.body, dict(started)))
-                if number == 0 and speedups.enabled("loops") and not self._reads_changed(statement, started, current):
-                    break  # the next pass would see what this one saw, and record the same
+                # the next pass would see what this one saw, and record the same, unless
+                # this one changed a binding it reads first or a creation's facts (a
+                # `scatter_add_` of ones makes a tally of the buffer a rebinding reuses)
+                if number == 0 and speedups.enabled("loops") and self.log.changes == changes:
+                    if not self._reads_changed(statement, started, current):
+                        break
         finally:
             self.loop_stack.pop()
             self.loop_depth -= 1

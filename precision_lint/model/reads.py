@@ -86,13 +86,8 @@ def _reads(node: cst.CSTNode, bound: frozenset[str], exposed: set[str]) -> None:
             not_read.update(id(arg.keyword) for arg in node.args if arg.keyword is not None)
         elif kind is cst.Attribute:
             not_read.add(id(node.attr))
-        elif kind is cst.Assign:
-            for target in node.targets:
-                _bound(target.target, not_read)
-        elif kind in (cst.AnnAssign, cst.NamedExpr):
-            _bound(node.target, not_read)
-        elif kind is cst.WithItem and node.asname is not None:
-            _bound(node.asname.name, not_read)
+        else:
+            _mark_bound(node, not_read)
         children = code_children(node)
         children.reverse()
         pending.extend(children)
@@ -151,13 +146,10 @@ def _read_names(statement: cst.CSTNode, into: dict[int, frozenset[str]]) -> list
             continue
         if kind is cst.Attribute:
             not_read.add(id(node.attr))
-        elif kind is cst.Assign:
-            for target in node.targets:
-                _bound(target.target, not_read)
-        elif kind in (cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr):
+        elif kind is cst.For or kind is cst.CompFor:
             _bound(node.target, not_read)
-        elif kind is cst.WithItem and node.asname is not None:
-            _bound(node.asname.name, not_read)
+        else:
+            _mark_bound(node, not_read)
         if kind is cst.For or kind is cst.While:
             pending.append((node, len(names)))
         children = code_children(node)
@@ -197,6 +189,40 @@ def _block_names(body: cst.BaseSuite) -> set[str]:
     for part in _parts(body):
         names |= _assigned_names(part)
     return names
+
+
+def _mark_bound(node: cst.CSTNode, not_read: set[int]) -> None:
+    """Mark the names an assignment, `:=` or `with ... as` binds. A name its value
+    mentions in any way, `a = f(a=x)` or `a = b + obj.a` included, stays a read: the
+    model looks up the old value of a target its value names (a rebinding through
+    float arithmetic, interpreter.py)."""
+    kind = type(node)
+    if kind is cst.Assign or kind is cst.AnnAssign:
+        targets = [target.target for target in node.targets] if kind is cst.Assign else [node.target]
+        names = {target.value for target in targets if type(target) is cst.Name}
+        if names and node.value is not None:
+            mentioned = _mentioned(node.value, names)
+            targets = [target for target in targets if not (type(target) is cst.Name and target.value in mentioned)]
+        for target in targets:
+            _bound(target, not_read)
+    elif kind is cst.NamedExpr:
+        _bound(node.target, not_read)
+    elif kind is cst.WithItem and node.asname is not None:
+        _bound(node.asname.name, not_read)
+
+
+def _mentioned(value: cst.CSTNode, names: set[str]) -> set[str]:
+    """Which of `names` appear anywhere in `value` as a name."""
+    found: set[str] = set()
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Name:
+            if node.value in names:
+                found.add(node.value)
+        else:
+            pending.extend(code_children(node))
+    return found
 
 
 def _bound(target: cst.BaseExpression, not_read: set[int]) -> None:
