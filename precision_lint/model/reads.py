@@ -13,9 +13,34 @@ from .walk import code_children, walk
 def loop_reads(statement: cst.CSTNode, into: dict[int, frozenset[str]]) -> None:
     """What each loop in `statement` (itself too) may read, by id() of the loop, in
     one walk: every name but those only bound (targets of `=`, `for`, `with ... as`,
-    `:=` and comprehensions) and attribute names (`x.attr`). The rest over-approximates
-    the reads: keyword names, parameters and the like count."""
-    _read_names(statement, into)
+    `:=` and comprehensions, unless the value names them: _mark_bound) and attribute
+    names (`x.attr`). The rest over-approximates the reads: keyword names, parameters
+    and the like count."""
+    names: list[str] = []
+    not_read: set[int] = set()
+    pending: list = [statement]
+    while pending:
+        node = pending.pop()
+        if type(node) is tuple:  # the end of a loop: all of it walked
+            loop, first = node
+            into[id(loop)] = frozenset(names[first:])
+            continue
+        kind = type(node)
+        if kind is cst.Name:
+            if id(node) not in not_read:
+                names.append(node.value)
+            continue
+        if kind is cst.Attribute:
+            not_read.add(id(node.attr))
+        elif kind is cst.For or kind is cst.CompFor:
+            _bound(node.target, not_read)
+        else:
+            _mark_bound(node, not_read)
+        if kind is cst.For or kind is cst.While:
+            pending.append((node, len(names)))
+        children = code_children(node)
+        children.reverse()
+        pending.extend(children)
 
 
 def exposed_reads(loop: cst.For | cst.While) -> frozenset[str]:
@@ -125,36 +150,6 @@ def _target(target: cst.BaseExpression, bound: frozenset[str], exposed: set[str]
             pending.append(node.value)
         else:
             _reads(node, bound, exposed)
-    return names
-
-
-def _read_names(statement: cst.CSTNode, into: dict[int, frozenset[str]]) -> list[str]:
-    """The names `statement` may read (loop_reads); those of each loop in it go `into`."""
-    names: list[str] = []
-    not_read: set[int] = set()
-    pending: list = [statement]
-    while pending:
-        node = pending.pop()
-        if type(node) is tuple:  # the end of a loop: all of it walked
-            loop, first = node
-            into[id(loop)] = frozenset(names[first:])
-            continue
-        kind = type(node)
-        if kind is cst.Name:
-            if id(node) not in not_read:
-                names.append(node.value)
-            continue
-        if kind is cst.Attribute:
-            not_read.add(id(node.attr))
-        elif kind is cst.For or kind is cst.CompFor:
-            _bound(node.target, not_read)
-        else:
-            _mark_bound(node, not_read)
-        if kind is cst.For or kind is cst.While:
-            pending.append((node, len(names)))
-        children = code_children(node)
-        children.reverse()
-        pending.extend(children)
     return names
 
 
