@@ -69,6 +69,10 @@ class Job:
     # the run's files it imports: a worker takes a job whose imports are all finished
     # before one further up the order whose imports are still being checked
     waits_for: frozenset[str] = frozenset()
+    # other files of the run import it: where the prefilter would only read its
+    # imports, it is modeled for its summary too (no rule runs), as a callee would be
+    # after the round, so the files that import it are answered in this round
+    imported: bool = False
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,10 @@ def _run_job(job: Job) -> FileReport:
         return FileReport(job.path, [loaded])
     source, size = loaded
     summary_only, called = job.mode in ("summary", "callee"), job.mode == "callee"
+    # nothing to report, as the prefilter says (not a syntax error either); the summary in full
+    eager = job.mode == "check" and job.imported and not needs_parse(source.text, job.codes)
+    if eager and check_limits(source.text, size, job.path, job.limits) is None:
+        summary_only = called = True
     if needs_parse(source.text, job.codes, summary_only, called):
         over = check_limits(source.text, size, job.path, job.limits)
         if over is not None:
@@ -183,7 +191,7 @@ def _run_job(job: Job) -> FileReport:
         )  # fmt: skip
         forget_positions()
         return FileReport(
-            job.path, result.diagnostics, digest=source.digest, summary=result.summary, dependencies=result.dependencies
+            job.path, [] if eager else result.diagnostics, digest=source.digest, summary=result.summary, dependencies=result.dependencies
         )  # fmt: skip
     outcome = fix_source(source.text, job.path, job.codes, job.unsafe, job.unfixable, job.allowed, job.project)
     report = FileReport(

@@ -271,3 +271,81 @@ def test_packages_that_star_import_one_another_are_searched_once_each(monkeypatc
     assert index.locate("pkg.m0.count_valid")[1] == "pkg.m11.count_valid"  # the nearest that defines it
     assert index.locate("pkg.m0.missing") is None
     assert len(reads) <= 2 * (len(names) + 1)
+
+
+def _namespace_project(root: Path) -> Path:
+    """Megatron-LM's layout: `megatron/` has no `__init__.py` (a namespace package),
+    `megatron/core/` is the top package, and code imports `megatron.core.counting`."""
+    core = root / "Megatron-LM" / "megatron" / "core"
+    core.mkdir(parents=True)
+    (core / "__init__.py").write_text("")
+    (core / "counting.py").write_text("import torch\n\ndef count_valid(labels):\n    return (labels != -100).sum()\n")
+    loop = "def run(batches):\n    total = torch.zeros(1)\n    for labels in batches:\n        total += {call}(labels)\n    return total\n"
+    (core / "train.py").write_text(
+        "import torch\nfrom megatron.core.counting import count_valid\n\n" + loop.format(call="count_valid")
+    )
+    (root / "Megatron-LM" / "pretrain.py").write_text(
+        "import torch\nimport megatron.core.counting\n\n" + loop.format(call="megatron.core.counting.count_valid")
+    )
+    return root / "Megatron-LM"
+
+
+def test_a_namespace_packages_absolute_imports_resolve(tmp_path):
+    project = _namespace_project(tmp_path)
+    expected = {("megatron/core/train.py", 5, "PH001"), ("pretrain.py", 5, "PH001")}
+    assert _found(project, "--no-cache", ".") == expected
+    # handed over alone (pre-commit), each file still reads the module it imports
+    assert _found(project, "--no-cache", "megatron/core/train.py") == {("megatron/core/train.py", 5, "PH001")}
+    assert _found(project, "--no-cache", "pretrain.py") == {("pretrain.py", 5, "PH001")}
+
+
+def test_namespace_prefixes_are_the_importable_folders_above_a_top_package(tmp_path):
+    from precision_lint.project.modules import namespace_prefixes, namespace_spellings
+
+    root = tmp_path / "Megatron-LM" / "code" / "megatron"
+    assert namespace_prefixes(str(root)) == ("megatron", "code.megatron")  # `Megatron-LM` is no identifier
+    assert namespace_prefixes(str(tmp_path / "a" / "class" / "b")) == ("b",)  # nor is a keyword
+    path = str(root / "core" / "utils.py")
+    assert namespace_spellings("core.utils", path) == ["megatron.core.utils", "code.megatron.core.utils"]
+    assert namespace_spellings("core", str(root / "core" / "__init__.py"))[0] == "megatron.core"
+
+
+def test_the_index_answers_a_name_spelled_through_its_namespace_package():
+    index = ProjectIndex([
+        {**_module("core.counting", functions={"core.counting.count": _function(["x"], COUNT)}), "path": "megatron/core/counting.py"},
+        {**_module("core", exports={"count": "megatron.core.counting.count"}), "path": "megatron/core/__init__.py"},
+        {**_module("train", exports={"count": "megatron.core.count"}), "path": "train.py"},
+    ])  # fmt: skip
+    assert index.locate("megatron.core.counting.count")[1] == "core.counting.count"
+    assert index.locate("megatron.core.count")[1] == "core.counting.count"  # a re-export spelled so too
+    assert index.locate("core.counting.count")[1] == "core.counting.count"
+    assert index.locate("megatron.core.counting.other") is None
+    assert index.locate("other.core.counting.count") is None  # no folder of that name above it
+    assert index.module_named("megatron.core.counting") == "core.counting"
+    assert index.imports.run_together("megatron/core/counting.py", "train.py")  # train.py imports it
+
+
+def test_a_module_of_the_spelled_name_comes_before_the_namespace_reading():
+    # a real module `megatron.core.counting` (its own file) is the one a name means
+    real = {**_module("megatron.core.counting", functions={"megatron.core.counting.count": _function(["x"])}), "path": "x/megatron/core/counting.py"}
+    spelled = {**_module("core.counting", functions={"core.counting.count": _function(["x"], COUNT)}), "path": "megatron/core/counting.py"}
+    index = ProjectIndex([spelled, real])
+    assert index.locate("megatron.core.counting.count")[1] == "megatron.core.counting.count"
+
+
+def test_a_module_other_files_import_is_modeled_in_the_first_round(tmp_path):
+    # a helper without torch (the prefilter would only read its imports) that the run's
+    # files import: its summary is whole at once, so they are answered in the first round
+    from precision_lint.registry import all_rules
+    from precision_lint.runner import Job, run_job
+
+    codes = frozenset(rule.code for rule in all_rules())
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text("def n_items(batch):\n    return len(batch)\n")
+    alone, imported = run_job(Job(str(helpers), codes)), run_job(Job(str(helpers), codes, imported=True))
+    assert alone.summary["modeled"] is False and alone.summary["functions"] == {}
+    assert imported.summary.get("modeled", True) and "helpers.n_items" in imported.summary["functions"]
+    assert imported.diagnostics == alone.diagnostics == []
+    broken = tmp_path / "broken.py"
+    broken.write_text("def n_items(batch:\n    return len(batch)\n")  # the prefilter reports nothing here
+    assert run_job(Job(str(broken), codes, imported=True)).diagnostics == []

@@ -29,7 +29,7 @@ from ..runner import FileReport, Job, run_jobs
 from ..source import read_source
 from .exports import exports_summary
 from .index import ProjectIndex
-from .modules import identify, modules_to_read
+from .modules import identify, modules_to_read, namespace_spellings
 from .order import import_order, imported_names, imported_through_reexports
 
 # Each round checks again only the files whose answers changed, and a chain of helpers
@@ -160,10 +160,11 @@ def _first_round(checks: list[Job], cache, runner) -> list[FileReport]:
         paths = [checks[i].path for i in pending]
         known += _cached_imports(paths, [report for report in reports if report is not None], known)
         order, imports = import_order(paths, {stub["module"]: stub["exports"] for stub in known})
+        imported = {j for k in order for j in imports[k]}
         hinted = {
             pending[k]: replace(
                 hinted[pending[k]], learns=hinted[pending[k]].mode in _LEARNING_MODES,
-                waits_for=frozenset(paths[j] for j in imports[k]),
+                waits_for=frozenset(paths[j] for j in imports[k]), imported=k in imported,
             )
             for k in order
         }  # fmt: skip
@@ -184,7 +185,10 @@ def _cached_imports(paths: list[str], cached: list[FileReport], stubs: list[dict
         return []
     reexports = {summary["module"]: summary["exports"] for summary in summaries + stubs}
     wanted = imported_through_reexports(paths, reexports)
-    return [summary for summary in summaries if summary["module"] in wanted]
+    return [
+        summary for summary in summaries
+        if summary["module"] in wanted or not wanted.isdisjoint(namespace_spellings(summary["module"], summary["path"]))
+    ]  # fmt: skip
 
 
 def _reexport_stubs(checks: list[Job]) -> list[dict]:

@@ -15,7 +15,11 @@ from typing import Any, Callable, Iterable
 
 class ImportGraph:
     def __init__(
-        self, summaries: Iterable[dict[str, Any]], modules: dict[str, dict[str, Any]], module_of: Callable[[str], str | None]
+        self,
+        summaries: Iterable[dict[str, Any]],
+        modules: dict[str, dict[str, Any]],
+        module_named: Callable[[str], str | None],
+        module_of: Callable[[str], str | None],
     ) -> None:
         path_of = {name: data["path"] for name, data in modules.items()}  # names that are not ambiguous
         self._imports: dict[str, set[str]] = {}
@@ -24,10 +28,11 @@ class ImportGraph:
             path = summary["path"]
             imported = self._imports.setdefault(path, set())
             for target in summary.get("exports", {}).values():
-                module = target if target in path_of else module_of(target)
+                module = module_named(target) or module_of(target)
                 if module is not None and path_of.get(module) not in (None, path):
                     imported.add(path_of[module])
-            for module in summary.get("star_imports", ()):  # `from .layers import *`
+            for star in summary.get("star_imports", ()):  # `from .layers import *`
+                module = module_named(star)
                 if path_of.get(module) not in (None, path):
                     imported.add(path_of[module])
             for other in imported:

@@ -17,6 +17,7 @@ from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_argu
 from ..model.values import UNKNOWN, Value
 from .carry import carried_answers, resolves_alike
 from .imports import ImportGraph
+from .modules import namespace_prefixes, root_of, without_namespace
 from .portable import summary_from_data, value_from_data, value_to_data
 
 # how many re-exports a name may pass through (`pkg/__init__.py` -> `pkg/core.py` ...)
@@ -36,11 +37,16 @@ class ProjectNames:
         # with other summaries of the same modules (project/carry.py)
         self._owners: dict[str, tuple[str, str] | None] = {}
         self._modules_of: dict[str, str | None] = {}  # module_of's
+        # `megatron.core`: a top package as a namespace package's name spells it
+        # (modules.namespace_prefixes); `megatron.core.utils.f` is `core.utils.f`
+        self._spelled: set[str] = set()
 
     def _add(self, summary: dict[str, Any]) -> None:
         """A module's summary; a module name two files claim (two scripts called
         train.py) resolves to neither."""
         name = summary["module"]
+        top = name.partition(".")[0]
+        self._spelled.update(f"{prefix}.{top}" for prefix in namespace_prefixes(root_of(name, summary["path"])))
         if name in self._ambiguous:
             return
         if name in self.modules and self.modules[name]["path"] != summary["path"]:
@@ -94,7 +100,8 @@ class ProjectNames:
                 if found is not None:
                     return found
             return data, qualified
-        return None
+        canonical = without_namespace(qualified, self._spelled)
+        return None if canonical is None else self._find_owner(canonical, hops, stars)
 
     def _through_stars(self, stars: list[str], rest: list[str], hops: int) -> tuple[dict[str, Any], str] | None:
         """The module that a chain of star imports brings `rest` from: the nearest
@@ -108,13 +115,20 @@ class ProjectNames:
             found = self._find_owner(".".join([module, *rest]), depth, stars=False)
             if found is not None and (found[1] in found[0]["functions"] or found[1] in found[0]["classes"]):
                 return found
-            data = self.modules.get(module)
+            data = self.modules.get(self.module_named(module) or "")
             if data is not None and depth < _MAX_HOPS:
                 for star in data.get("star_imports", ()):
                     if star not in seen:
                         seen.add(star)
                         queue.append((star, depth + 1))
         return None
+
+    def module_named(self, name: str) -> str | None:
+        """The project module `name` spells, through a namespace prefix too."""
+        if name in self.modules:
+            return name
+        spelled = without_namespace(name, self._spelled)
+        return spelled if spelled in self.modules else None
 
     def module_of(self, canonical: str) -> str | None:
         if canonical not in self._modules_of:
@@ -126,7 +140,8 @@ class ProjectNames:
         for cut in range(len(parts) - 1, 0, -1):
             if ".".join(parts[:cut]) in self.modules:
                 return ".".join(parts[:cut])
-        return None
+        spelled = without_namespace(canonical, self._spelled)
+        return None if spelled is None else self._module_of(spelled)
 
     def name_answer(self, kind: str, name: str) -> Any:
         """The answer about a function ("f") or a class ("c") of the project."""
@@ -186,7 +201,7 @@ class ProjectIndex(ProjectNames):
     @property
     def imports(self) -> ImportGraph:
         if self._imports is None:
-            self._imports = ImportGraph(self._everything, self.modules, self.module_of)
+            self._imports = ImportGraph(self._everything, self.modules, self.module_named, self.module_of)
         return self._imports
 
     # -- arguments -----------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .modules import absolute_module, identify
+from .modules import absolute_module, identify, namespace_prefixes
 
 _IMPORT = re.compile(
     rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))",
@@ -29,6 +29,12 @@ def import_order(paths: list[str], reexports: dict[str, dict[str, str]] | None =
     then also ties the file to the module that defines the name."""
     identities = [identify(path) for path in paths]
     number = {identity.name: i for i, identity in enumerate(identities)}
+    reexports = dict(reexports or {})
+    for i, identity in enumerate(identities):  # `megatron.core.utils` is `core.utils` (modules.py)
+        for prefix in namespace_prefixes(identity.root):
+            number.setdefault(f"{prefix}.{identity.name}", i)
+            if identity.name in reexports:
+                reexports.setdefault(f"{prefix}.{identity.name}", reexports[identity.name])
     imports: list[list[int]] = []
     sizes: list[int] = []
     for i, (path, identity) in enumerate(zip(paths, identities)):
