@@ -178,12 +178,14 @@ def _run_job(job: Job) -> FileReport:
     summary_only, called = job.mode in ("summary", "callee"), job.mode == "callee"
     # nothing to report, as the prefilter says (not a syntax error either); the summary in full
     eager = job.mode == "check" and job.imported and not needs_parse(source.text, job.codes)
-    if eager and check_limits(source.text, size, job.path, job.limits) is None:
+    if eager:
         summary_only = called = True
     if needs_parse(source.text, job.codes, summary_only, called):
         over = check_limits(source.text, size, job.path, job.limits)
-        if over is not None:
+        if over is not None and not eager:
             return FileReport(job.path, [over])
+        if over is not None:  # too large to model: read for its imports, as the prefilter would
+            summary_only = called = False
     if job.mode in ("check", "summary", "callee"):
         result = check_module(
             source.text, job.path, job.codes, project=job.project, summary_only=summary_only, called=called,

@@ -17,7 +17,7 @@ from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_argu
 from ..model.values import UNKNOWN, Value
 from .carry import carried_answers, resolves_alike
 from .imports import ImportGraph
-from .modules import namespace_prefixes, root_of, without_namespace
+from .modules import root_of, spellings_under, without_namespace
 from .portable import summary_from_data, value_from_data, value_to_data
 
 # how many re-exports a name may pass through (`pkg/__init__.py` -> `pkg/core.py` ...)
@@ -45,8 +45,7 @@ class ProjectNames:
         """A module's summary; a module name two files claim (two scripts called
         train.py) resolves to neither."""
         name = summary["module"]
-        top = name.partition(".")[0]
-        self._spelled.update(f"{prefix}.{top}" for prefix in namespace_prefixes(root_of(name, summary["path"])))
+        self._spelled.update(spellings_under(name.partition(".")[0], root_of(name, summary["path"])))
         if name in self._ambiguous:
             return
         if name in self.modules and self.modules[name]["path"] != summary["path"]:

@@ -92,10 +92,16 @@ def root_of(module: str, path: str) -> str:
     return folder
 
 
+def spellings_under(name: str, root: str) -> list[str]:
+    """The names a module (or top package) of `root` is imported by behind the
+    namespace packages above it: `megatron.core.utils` for `core.utils`."""
+    return [f"{prefix}.{name}" for prefix in namespace_prefixes(root)]
+
+
 def namespace_spellings(module: str, path: str) -> list[str]:
     """The other names a module is imported by: `megatron.core.utils` for `core.utils`
     in megatron/core/utils.py, where `megatron/` has no `__init__.py`."""
-    return [f"{prefix}.{module}" for prefix in namespace_prefixes(root_of(module, path))]
+    return spellings_under(module, root_of(module, path))
 
 
 def find_module_file(name: str, roots: list[str]) -> Path | None:
@@ -121,7 +127,7 @@ def modules_to_read(names, roots: list[str], known: set[str]) -> dict[str, Path]
     for root in roots:
         for top in _top_level_names(root):
             tops.setdefault(top, []).append(root)
-            spelled.update(f"{prefix}.{top}" for prefix in namespace_prefixes(root))
+            spelled.update(spellings_under(top, root))
     wanted: dict[str, Path] = {}
     found: set[str] = set()  # the names found so far, as spelled
     missing: set[str] = set()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .modules import absolute_module, identify, namespace_prefixes
+from .modules import absolute_module, identify, spellings_under
 
 _IMPORT = re.compile(
     rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))",
@@ -31,10 +31,10 @@ def import_order(paths: list[str], reexports: dict[str, dict[str, str]] | None =
     number = {identity.name: i for i, identity in enumerate(identities)}
     reexports = dict(reexports or {})
     for i, identity in enumerate(identities):  # `megatron.core.utils` is `core.utils` (modules.py)
-        for prefix in namespace_prefixes(identity.root):
-            number.setdefault(f"{prefix}.{identity.name}", i)
+        for spelling in spellings_under(identity.name, identity.root):
+            number.setdefault(spelling, i)
             if identity.name in reexports:
-                reexports.setdefault(f"{prefix}.{identity.name}", reexports[identity.name])
+                reexports.setdefault(spelling, reexports[identity.name])
     imports: list[list[int]] = []
     sizes: list[int] = []
     for i, (path, identity) in enumerate(zip(paths, identities)):
