@@ -15,7 +15,7 @@ from precision_lint.model.semantic import SemanticModel
 from precision_lint.model.syntax import same_place
 from precision_lint.model.torch_api import CUMULATIVE_METHODS
 from precision_lint.model.values import CallFact, Value
-from precision_lint.model.walk import iter_children
+from precision_lint.model.walk import code_children
 from precision_lint.rule import Finding, FixAvailability, Invalid, NodeEdit, NodeFix, Rule
 
 LOW_PRECISION = (BFLOAT16, FLOAT16)
@@ -315,7 +315,7 @@ def _running_totals(model: SemanticModel) -> set[int]:
             rebound = _bound_in(node)
         elif kind is cst.FunctionDef:  # its body runs when called, not once per pass
             rebound, receiver = None, None
-        pending.extend((child, rebound, receiver) for child in iter_children(node))
+        pending.extend((child, rebound, receiver) for child in code_children(node))
     found.discard(0)
     return found
 
@@ -343,7 +343,7 @@ def _place_root(target: cst.BaseExpression) -> tuple[str | None, set[str]]:
                 node = pending.pop()
                 if type(node) is cst.Name:
                     indices.add(node.value)
-                pending.extend(iter_children(node))
+                pending.extend(code_children(node))
         target = target.value
     return (target.value if type(target) is cst.Name else None), indices
 
@@ -418,7 +418,7 @@ def _bound_in(loop: cst.CSTNode) -> frozenset[str]:
             names.update(_names_in(node.target))
         elif kind is cst.WithItem and node.asname is not None:
             names.update(_names_in(node.asname.name))
-        pending.extend(iter_children(node))
+        pending.extend(code_children(node))
     return frozenset(names)
 
 

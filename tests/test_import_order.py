@@ -41,7 +41,7 @@ def test_a_module_comes_after_the_modules_it_imports(tmp_path):
     assert sorted(order) == list(range(len(paths)))
     at = {path: k for k, path in enumerate(paths[i] for i in order)}
     train, init, metrics_init, acc, base, util = paths
-    assert at[util] < at[base] < at[acc] < at[train]  # relative, absolute, aliased, nested
+    assert at[base] < at[acc] < at[train] and at[util] < at[acc]  # relative, absolute, aliased, nested
     assert at[acc] < at[metrics_init]
     assert sorted(imports[paths.index(acc)]) == [paths.index(base), paths.index(util)]
     # under `if` at the top it runs on import; inside a function, only when called
@@ -73,6 +73,20 @@ def test_modules_that_import_each_other_are_all_placed(tmp_path):
     order, imports = import_order(paths)
     assert sorted(order) == [0, 1, 2, 3]
     assert imports == [[1], [2], [0], []]
+
+
+def test_a_module_many_import_goes_first_in_their_circle(tmp_path):
+    # a registry imported at the top of a helpers module, importing the workers that
+    # import the helpers: a walk from the largest worker would place the helpers
+    # after two of their three importers
+    paths = _write(tmp_path, {
+        "w1.py": "import helpers\n" + "x = 1\n" * 100, "w2.py": "import helpers\n", "w3.py": "import helpers\n",
+        "helpers.py": "import registry\n", "registry.py": "import w1, w2, w3\n",
+    })  # fmt: skip
+    order, imports = import_order(paths)
+    at = {i: k for k, i in enumerate(order)}
+    assert all(at[3] < at[w] for w in (0, 1, 2))
+    assert [(i, j) for i, imported in enumerate(imports) for j in imported if at[j] > at[i]] == [(3, 4)]
 
 
 def test_the_largest_file_nothing_imports_starts_first(tmp_path):

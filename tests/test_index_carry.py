@@ -33,13 +33,13 @@ def _function(params, returns=None, defaults=(), receives_self=False):
 
 def _project():
     return {
-        "pkg": _module("pkg", exports={"count": "pkg.core.count", "Meter": "pkg.meters.Meter"}),
+        "pkg": _module("pkg", exports={"count": "pkg.core.count", "Meter": "pkg.meters.Meter", "Base": "pkg.base.Base"}),
         "pkg.core": _module("pkg.core", functions={
             "pkg.core.count": _function(["x"], COUNT),
             "pkg.core.scale": _function(["n", "factor"], FLOAT),
             "pkg.core.other": _function([], None),
         }),
-        "pkg.meters": _module("pkg.meters", classes={"pkg.meters.Meter": ["pkg.base.Base"]}, functions={
+        "pkg.meters": _module("pkg.meters", classes={"pkg.meters.Meter": ["pkg.Base"]}, functions={
             "pkg.meters.Meter.total": _function(["self"], COUNT, receives_self=True),
         }),
         "pkg.base": _module("pkg.base", classes={"pkg.base.Base": []}),
@@ -56,7 +56,7 @@ KEYS = [
     for kind in "fcp"
     for name in (
         "pkg.count", "pkg.core.count", "pkg.core.scale", "pkg.core.other", "pkg.Meter", "pkg.meters.Meter",
-        "pkg.meters.Meter.total", "pkg.base.Base", "pkg.all.count", "pkg.core.fresh", "pkg.missing", "elsewhere.f",
+        "pkg.meters.Meter.total", "pkg.base.Base", "pkg.Base", "pkg.all.count", "pkg.core.fresh", "pkg.missing", "elsewhere.f",
     )
 ]  # fmt: skip
 
@@ -115,6 +115,12 @@ def _added_function(modules):
     _own(modules, "pkg.core")["functions"]["pkg.core.fresh"] = _function([], COUNT)
 
 
+def _removed_base_class(modules):
+    # Meter's base, written `pkg.Base`, no longer resolves to a class: Meter's answer
+    # changes though its own module did not
+    del _own(modules, "pkg.base")["classes"]["pkg.base.Base"]
+
+
 def _dropped_star_import(modules):
     _own(modules, "pkg.all")["star_imports"] = []
 
@@ -123,9 +129,12 @@ def _added_module(modules):
     modules["pkg.extra"] = _module("pkg.extra", calls={"pkg.core.scale": [[[FLOAT], {}]]})
 
 
+# a module defining new names (a callee modeled for the first time) or new bases: the
+# names asked about resolve where they did, so what no changed summary feeds is kept
 CARRIED = [_changed_returns, _changed_method_returns, _changed_call_site, _dropped_call_site,
-           _added_opaque_call, _reordered_calls, _changed_default, _nothing_but_copies]  # fmt: skip
-NOT_CARRIED = [_changed_export, _changed_base, _added_function, _dropped_star_import, _added_module]
+           _added_opaque_call, _reordered_calls, _changed_default, _nothing_but_copies,
+           _changed_base, _added_function, _removed_base_class]  # fmt: skip
+NOT_CARRIED = [_changed_export, _dropped_star_import, _added_module]
 
 
 def _next_round(change):
@@ -153,7 +162,7 @@ def test_an_answer_no_changed_summary_feeds_is_taken_over(change):
     previous, summaries = _next_round(change)
     carried = ProjectIndex(summaries, previous=previous)
     assert "f:elsewhere.f" in carried._answers and "p:pkg.missing" in carried._answers
-    if change is not _nothing_but_copies:  # pkg.base's summary is the same object
+    if change not in (_nothing_but_copies, _removed_base_class):  # pkg.base's summary is the same object
         assert carried._answers["c:pkg.base.Base"] is previous._answers["c:pkg.base.Base"]
 
 
@@ -165,6 +174,18 @@ def test_what_a_change_feeds_is_asked_again():
     carried = ProjectIndex(summaries, previous=previous)
     assert "p:pkg.core.count" not in carried._answers and "p:pkg.count" not in carried._answers
     assert "p:pkg.core.scale" in carried._answers  # its call sites are the same
+
+
+def test_a_new_function_and_a_changed_base_are_asked_again():
+    previous, summaries = _next_round(_added_function)
+    carried = ProjectIndex(summaries, previous=previous)
+    assert previous.answer("f:pkg.core.fresh") is None and carried.answer("f:pkg.core.fresh") is not None
+    assert "p:pkg.core.fresh" not in carried._answers  # it has parameters to be passed now
+    assert "p:pkg.base.Base" in carried._answers
+    previous, summaries = _next_round(_removed_base_class)
+    carried = ProjectIndex(summaries, previous=previous)
+    assert "c:pkg.meters.Meter" not in carried._answers and "c:pkg.Meter" not in carried._answers
+    assert carried.answer("c:pkg.Meter") != previous.answer("c:pkg.Meter")  # the base is as written now
 
 
 @pytest.mark.parametrize("change", NOT_CARRIED, ids=lambda change: change.__name__.lstrip("_"))

@@ -20,7 +20,7 @@ from .project_calls import Callees, NoCallees, ProjectCalls
 from .runtime_dtype import dtype_of
 from .torch_calls import TorchCalls
 from .values import UNKNOWN, CallFact, Creation, Kind, Value, join
-from .walk import concrete_types, iter_children
+from .walk import code_children, concrete_types
 
 Env = dict[str, Value]
 
@@ -198,7 +198,7 @@ class ExpressionEvaluator(TorchCalls, ContainerEvaluation, ProjectCalls):
     def _opaque(self, node: cst.CSTNode, env: Env) -> Value:
         """Anything we do not model (containers, comprehensions, lambdas): evaluate
         what is inside so counts are still seen, and treat accumulators in it as escaping."""
-        for child in iter_children(node):
+        for child in code_children(node):
             if type(child) in _EXPRESSIONS:
                 self.consume(self.eval(child, env), child, Effect.ESCAPES, "stored in a container or closure")
             else:

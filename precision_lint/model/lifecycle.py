@@ -8,7 +8,7 @@ import libcst as cst
 from .definitions import ClassInfo, Definitions
 from .dtypes import CONVERSION_METHODS, FLOAT32, FLOAT64, dtype_from_qualified_name
 from .imports import ImportMap, dotted_name
-from .walk import child_statements, iter_children
+from .walk import child_statements, code_children
 
 CONSTRUCTORS = frozenset({"__init__"})
 # a site of a call that is no method of a class (module code, a nested function, a
@@ -77,7 +77,7 @@ def _collect_sites(node: cst.CSTNode, where: tuple[str, str], self_name: str | N
         kind = type(current)
         if kind is cst.ClassDef:
             inner_owner = f"{owner}.{current.name.value}" if isinstance(owner, str) else None
-            stack.extend((child, _ELSEWHERE, None, ("class", inner_owner)) for child in iter_children(current))
+            stack.extend((child, _ELSEWHERE, None, ("class", inner_owner)) for child in code_children(current))
             continue
         if kind is cst.FunctionDef:
             # a method: a def directly in a class body (owner is ("class", name))
@@ -86,10 +86,10 @@ def _collect_sites(node: cst.CSTNode, where: tuple[str, str], self_name: str | N
                 inner_where, inner_self = (owner[1], current.name.value), params[0].name.value
             else:
                 inner_where, inner_self = _ELSEWHERE, None
-            stack.extend((child, inner_where, inner_self, None) for child in iter_children(current))
+            stack.extend((child, inner_where, inner_self, None) for child in code_children(current))
             continue
         if kind is cst.Lambda:
-            stack.extend((child, _ELSEWHERE, None, None) for child in iter_children(current))
+            stack.extend((child, _ELSEWHERE, None, None) for child in code_children(current))
             continue
         if type(owner) is tuple and kind not in _CLASS_BODY:
             owner = None  # an expression in a class body: nested defs there are no methods
@@ -97,7 +97,7 @@ def _collect_sites(node: cst.CSTNode, where: tuple[str, str], self_name: str | N
             receiver = current.func.value
             through_self = type(receiver) is cst.Name and self_name is not None and receiver.value == self_name
             sites.setdefault(current.func.attr.value, set()).add(where if through_self else _ELSEWHERE)
-        stack.extend((child, where, self_name, owner) for child in iter_children(current))
+        stack.extend((child, where, self_name, owner) for child in code_children(current))
 
 
 def restored_attributes(info: ClassInfo, imports: ImportMap) -> frozenset[str]:

@@ -103,7 +103,7 @@ _HOLD_STATEMENTS = concrete_types(
 def child_statements(compound: cst.CSTNode) -> Iterator[cst.BaseStatement]:
     """The statements directly inside a compound statement's blocks (`if`, `else`,
     `except`, `finally`, `case`, a def's body), without entering expressions."""
-    for child in iter_children(compound):
+    for child in code_children(compound):
         kind = type(child)
         if kind in _STATEMENTS:
             yield child

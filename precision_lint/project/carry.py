@@ -4,11 +4,15 @@ After the first round, each round checks a few files again and builds a new inde
 from every summary; the stale check then asks it every answer every file depends on
 (Megatron-LM: 24,000 a round, 13,000 of them about what a function is passed). A file
 checked again mostly reports other return values and other arguments passed, with
-the same names defined, exported and imported. Then every name resolves as before,
-and an answer can differ only where it reads a summary that changed:
+the same names defined, exported and imported. A module modeled for the first time
+(a callee, read before only for its imports) now defines names, but the names asked
+about mostly resolve where they did: `mod.f` was `mod`'s before it was defined there.
+Where every name the round before resolved resolves as before, an answer can differ
+only where it reads a summary that changed:
 
 - "f:" a function's own data, in the module that defines it;
-- "c:" a class's bases and its methods' returns, in the module that defines it;
+- "c:" a class's methods' returns, in the module that defines it, and its bases,
+  in the modules that define them;
 - "p:" the call sites that pass the function something, in every module, and the
   function's own parameters.
 
@@ -25,17 +29,20 @@ if TYPE_CHECKING:
 _BINDING_FIELDS = ("params", "positional", "self", "defaults")
 
 
-def resolves_alike(index: "ProjectIndex", previous: "ProjectIndex") -> bool:
-    """Whether every project name resolves to the same module and spelling in `index`
-    as in `previous`: the same modules, and in each the same names defined (with the
-    same bases), exported and star-imported."""
+def resolves_alike(index: "ProjectIndex", previous: "ProjectIndex") -> dict[str, Any] | None:
+    """The names `previous` resolved, resolved in `index` (its `_owners`), where every
+    one resolves to the same module and spelling; None where one does not, or the
+    modules differ."""
     # (a module name that two files claim is left out of both, so the keys tell that too)
-    if index.modules.keys() != previous.modules.keys():
-        return False
-    return all(
+    if index.modules.keys() != previous.modules.keys() or index._spelled != previous._spelled:
+        return None
+    if all(
         data is previous.modules[name] or _resolution_of(data) == _resolution_of(previous.modules[name])
         for name, data in index.modules.items()
-    )  # fmt: skip
+    ):  # fmt: skip
+        return previous._owners  # nothing that resolving reads has changed
+    owners = {name: index.resolve_owner(name) for name in previous._owners}
+    return owners if owners == previous._owners else None
 
 
 def carried_answers(index: "ProjectIndex", previous: "ProjectIndex") -> tuple[dict[str, Any], dict[str, str]]:
@@ -53,6 +60,8 @@ def carried_answers(index: "ProjectIndex", previous: "ProjectIndex") -> tuple[di
         owner = index._owners[name]
         if owner is not None:
             if kind in ("f", "c") and owner[0] in changed:  # a class's methods are in its module
+                continue
+            if kind == "c" and _bases_changed(index, owner, changed):
                 continue
             if kind == "p" and owner[1] in passed:
                 continue
@@ -83,8 +92,16 @@ def _passed_differently(index: "ProjectIndex", previous: "ProjectIndex", changed
             passed.add(located[1])
     for name in changed:
         new_functions, old_functions = index.modules[name]["functions"], previous.modules[name]["functions"]
-        passed.update(q for q, data in new_functions.items() if _binding(data) != _binding(old_functions[q]))
+        passed.update(q for q, data in new_functions.items() if q not in old_functions or _binding(data) != _binding(old_functions[q]))
+        passed.update(old_functions.keys() - new_functions.keys())
     return passed
+
+
+def _bases_changed(index: "ProjectIndex", owner: tuple[str, str], changed: set[str]) -> bool:
+    """Whether a base of the class is defined in a changed module: a base that module
+    now defines is answered by its canonical name, not as it was written."""
+    bases = index.modules[owner[0]]["classes"].get(owner[1], ())
+    return any((found := index._owners.get(base)) is not None and found[0] in changed for base in bases)
 
 
 def _binding(function: dict[str, Any]) -> tuple:

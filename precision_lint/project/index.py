@@ -78,10 +78,14 @@ class ProjectNames:
         """The summary of the module that holds a project name, following re-exports
         and star imports, and the name's canonical spelling there."""
         if qualified not in self._owners:
-            found = self._find_owner(qualified, 0, stars=True)
-            self._owners[qualified] = None if found is None else (found[0]["module"], found[1])
+            self._owners[qualified] = self.resolve_owner(qualified)
         owner = self._owners[qualified]
         return None if owner is None else (self.modules[owner[0]], owner[1])
+
+    def resolve_owner(self, qualified: str) -> tuple[str, str] | None:
+        """(module name, canonical spelling) of a project name, resolved anew."""
+        found = self._find_owner(qualified, 0, stars=True)
+        return None if found is None else (found[0]["module"], found[1])
 
     def _find_owner(self, qualified: str, hops: int, stars: bool) -> tuple[dict[str, Any], str] | None:
         parts = qualified.split(".")
@@ -185,10 +189,11 @@ class ProjectIndex(ProjectNames):
         # many files ask about the same names, each round: each answered (and weighed) once
         self._answers: dict[str, Any] = {}
         self._fingerprints: dict[str, str] = {}
-        if previous is not None and speedups.enabled("carry") and resolves_alike(self, previous):
+        owners = resolves_alike(self, previous) if previous is not None and speedups.enabled("carry") else None
+        if owners is not None:
             # each round's new index was asked every answer every file depends on again
             # (the stale check): Megatron-LM's files ask 24,000 a round
-            self._owners, self._modules_of = previous._owners, previous._modules_of
+            self._owners, self._modules_of = owners, previous._modules_of
             self._answers, self._fingerprints = carried_answers(self, previous)
 
     def facts_for(self, path: str) -> ProjectFacts:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .circles import imports_first
 from .modules import absolute_module, identify, spellings_under
 
 _IMPORT = re.compile(
@@ -21,10 +22,10 @@ _REEXPORT_HOPS = 3  # `pkg` -> `pkg.sub` -> `pkg.sub.mod`
 
 
 def import_order(paths: list[str], reexports: dict[str, dict[str, str]] | None = None) -> tuple[list[int], list[list[int]]]:
-    """Indices into `paths`, every file after the files it imports where the imports
-    do not go round in a circle (depth first, from the largest files: a large file
-    that nothing imports then starts early, not at the end of the run); and for each
-    file, the indices of those it imports. `reexports`: what packages re-export
+    """Indices into `paths`, every file after the files it imports but where the
+    imports go round in a circle (project/circles.py), walked from the largest files
+    (a large file that nothing imports then starts early, not at the end of the run);
+    and for each file, the indices of those it imports. `reexports`: what packages re-export
     (module -> {name: where it comes from}); a name imported through its package
     then also ties the file to the module that defines the name."""
     identities = [identify(path) for path in paths]
@@ -43,24 +44,7 @@ def import_order(paths: list[str], reexports: dict[str, dict[str, str]] | None =
         found = (number[name] for name in (_through_reexports(names, reexports) if reexports else names) if name in number)
         imports.append([j for j in dict.fromkeys(found) if j != i and not _inside(identity.name, identities[j].name, paths[j])])
         sizes.append(len(text))
-    order: list[int] = []
-    state = [0] * len(paths)  # 0 unseen, 1 on the path, 2 placed
-    for start in sorted(range(len(paths)), key=lambda i: -sizes[i]):
-        if state[start]:
-            continue
-        stack = [(start, iter(imports[start]))]
-        state[start] = 1
-        while stack:
-            node, pending = stack[-1]
-            for other in pending:
-                if not state[other]:
-                    state[other] = 1
-                    stack.append((other, iter(imports[other])))
-                    break
-            else:
-                stack.pop()
-                state[node] = 2
-                order.append(node)
+    order = imports_first(imports, sorted(range(len(paths)), key=lambda i: -sizes[i]))
     return order, imports
 
 
