@@ -14,6 +14,7 @@ from . import speedups
 from .conditions import resolve
 from .diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
 from .failures import internal_error
+from .kept_trees import KeptTrees
 from .model.evidence import collect_evidence
 from .model.semantic import SemanticModel, build_model
 from .model.summaries import Evidence, ProjectFacts
@@ -92,22 +93,33 @@ def check_module(
     summary_only: bool = False,
     called: bool = False,
     try_quick: bool = True,
+    kept: KeptTrees | None = None,
 ) -> ModuleResult:
     """Unsettled findings (see conditions.py), the module's summary and what it asked
     the project. `summary_only`: build the model for the summary, run no rule;
     `called`: do so even without the prefilter's words (see needs_parse); `try_quick`:
-    model it on the quick tree first (False where findings are expected)."""
+    model it on the quick tree first (False where findings are expected); `kept`:
+    the trees of the worker's earlier checks, which this one starts from and adds to."""
     identity = identity or identify(filename)
     if not needs_parse(source, codes, summary_only, called):
         return ModuleResult([], summary=exports_summary(source, identity.name, identity.package, filename))
     if "\0" in source:  # Python refuses the file; libcst would parse it (and the model trip on it)
         return ModuleResult([syntax_error(filename, source, None)])
-    quick = quick_module(source) if try_quick and speedups.enabled("quick") else None
+    kind, tree = (kept.get(filename, source) if kept is not None else None) or (None, None)
+    if kind == "concrete":  # it had something to report, or has no quick tree
+        return check_parsed(source, tree, filename, codes, identity, project, summary_only, called)
+    quick = None
+    if try_quick and speedups.enabled("quick"):
+        quick = tree if kind == "quick" else quick_module(source)
     if quick is not None:  # most modules end with nothing to report: model them on the quick tree
         try:
-            return check_parsed(source, quick.module, filename, codes, identity, project, summary_only, called, quick)
+            result = check_parsed(source, quick.module, filename, codes, identity, project, summary_only, called, quick)
         except _NeedsConcreteTree:
             pass  # something to report: parse with libcst, where findings are placed
+        else:
+            if kept is not None:
+                kept.keep(filename, source, "quick", quick)
+            return result
         quick = None  # the first pass's tree and model go now (nothing in them is a cycle)
     try:
         module = parse_module(source)  # a long module in pieces (parsing.py)
@@ -115,6 +127,8 @@ def check_module(
         return ModuleResult([syntax_error(filename, source, error)])
     except Exception as error:  # libcst's own failures (a RecursionError, a panic)
         return ModuleResult([internal_error(filename, "the parser (libcst)", error)])
+    if kept is not None:
+        kept.keep(filename, source, "concrete", module)
     return check_parsed(source, module, filename, codes, identity, project, summary_only, called)
 
 

@@ -189,7 +189,7 @@ def _run_job(job: Job) -> FileReport:
     if job.mode in ("check", "summary", "callee"):
         result = check_module(
             source.text, job.path, job.codes, project=job.project, summary_only=summary_only, called=called,
-            try_quick=not job.concrete,
+            try_quick=not job.concrete, kept=_kept_trees if job.mode in _CHECKED_AGAIN else None,
         )  # fmt: skip
         forget_positions()
         return FileReport(
@@ -215,6 +215,12 @@ def _run_job(job: Job) -> FileReport:
     if job.data is None:
         report.write = PendingWrite(data, source.digest, [*outcome.initial, *failures])
     return report
+
+
+# A worker's trees of the files it checked (kept_trees.py), for the modes whose files
+# a later round may check again; None outside a worker
+_kept_trees = None
+_CHECKED_AGAIN = ("check", "callee")
 
 
 def _load(job: Job) -> tuple[SourceFile, int] | Diagnostic:
@@ -405,8 +411,15 @@ class _Pool:
         self, jobs: list[Job], order: deque[int], finish: Callable[[int, FileReport], None], size: int, known: Sequence[dict] = ()
     ) -> None:
         self.early_deaths = 0
-        wanted = min(size, len(order))  # a round of a few files takes one worker
-        idle = self.workers[:wanted] + [self._start() for _ in range(wanted - len(self.workers))]
+        paths = {jobs[number].path for number in order}
+        # a round that learns goes in import order; the others go to the workers that
+        # checked their files, which kept the trees (kept_trees.py)
+        by_trees = not any(jobs[number].learns for number in order) and any(w.held for w in self.workers)
+        # a round of a few files takes one worker, unless workers that are running hold them
+        holding = sum(1 for w in self.workers if not paths.isdisjoint(w.held)) if by_trees else 0
+        wanted = min(max(size, holding), len(order))
+        kept = sorted(self.workers, key=lambda w: -len(paths & w.held)) if by_trees else self.workers
+        idle = kept[:wanted] + [self._start() for _ in range(wanted - len(self.workers))]
         for worker in idle:
             worker.told = 0  # a new round: what it learned in the last one is forgotten
         busy: list[_Worker] = []
@@ -415,7 +428,7 @@ class _Pool:
         while order or busy:
             while idle and order:
                 worker = idle.pop()
-                number = _next_ready(order, jobs, unfinished)
+                number = _next_held(order, jobs, worker, self.workers) if by_trees else _next_ready(order, jobs, unfinished)
                 if worker.give(number, jobs, learned):
                     busy.append(worker)
                 else:  # it died before taking the job: the job is not to blame
@@ -476,6 +489,7 @@ class _Worker:
         self.process, self.connection, self.log = process, connection, log
         self.job: int | None = None
         self.told = 0  # how many of the round's summaries it was sent
+        self.held: set[str] = set()  # the files whose trees it may have kept
 
     def give(self, number: int, jobs: list[Job], learned: list[dict]) -> bool:
         """Send a job, with the summaries finished since its last job when it learns
@@ -489,6 +503,8 @@ class _Worker:
             self.job = None
             return False
         self.told += len(news)
+        if jobs[number].mode in _CHECKED_AGAIN:
+            self.held.add(jobs[number].path)
         return True
 
     def collect(self, readable: bool = False) -> FileReport | None:
@@ -545,6 +561,11 @@ def _worker_main(connection: Connection, memory: int, log: str) -> None:
 
 
 def _serve(connection: Connection) -> None:
+    global _kept_trees
+    if speedups.enabled("trees"):
+        from .kept_trees import KeptTrees
+
+        _kept_trees = KeptTrees()
     learned = _new_learned()
     while True:
         try:
@@ -574,6 +595,27 @@ def _next_ready(order: deque[int], jobs: list[Job], unfinished: set[str]) -> int
             del order[position]
             return number
     return order.popleft()
+
+
+def _next_held(order: deque[int], jobs: list[Job], worker: "_Worker", workers: list["_Worker"]) -> int:
+    """The next job in the order whose file `worker` checked before; else the next
+    that no other worker checked; else the last. Each worker takes its own files,
+    largest first, then helps with the others' smallest, which it parses anew."""
+    others = [w.held for w in workers if w is not worker]
+    free = None
+    for position in range(min(READY_LOOKAHEAD * 4, len(order))):
+        path = jobs[order[position]].path
+        if path in worker.held:
+            number = order[position]
+            del order[position]
+            return number
+        if free is None and not any(path in held for held in others):
+            free = position
+    if free is None:
+        return order.pop()
+    number = order[free]
+    del order[free]
+    return number
 
 
 def _new_learned():

@@ -17,6 +17,7 @@ SPEEDUPS = (
     "carry",  # a round's index takes over the names and answers of the round before's that hold
     "workers",  # one set of worker processes for every round of a run (runner.Workers)
     "reexports",  # the first round answered through its packages' re-exports, read before it
+    "trees",  # a worker keeps the trees of the files it checked; a file checked again goes back to it
 )
 
 _OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())

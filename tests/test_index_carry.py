@@ -47,7 +47,11 @@ def _project():
             "pkg.count": [[[VIA_A], {}]], "pkg.core.count": [[[VIA_B], {}]], "pkg.core.scale": [[[COUNT], {}]],
         }),
         "pkg.all": {**_module("pkg.all"), "star_imports": ["pkg.core"]},
-        "pkg.eval": _module("pkg.eval", calls={"pkg.core.scale": [[[COUNT], {}]]}),  # `factor` defaulted
+        "pkg.eval": _module("pkg.eval", calls={
+            "pkg.core.scale": [[[COUNT], {}]],  # `factor` defaulted
+            "pkg.late.f": [[[COUNT], {}]],  # a module read only for its imports so far
+        }),
+        "pkg.late": {**_module("pkg.late"), "modeled": False},
     }  # fmt: skip
 
 
@@ -57,6 +61,7 @@ KEYS = [
     for name in (
         "pkg.count", "pkg.core.count", "pkg.core.scale", "pkg.core.other", "pkg.Meter", "pkg.meters.Meter",
         "pkg.meters.Meter.total", "pkg.base.Base", "pkg.Base", "pkg.all.count", "pkg.core.fresh", "pkg.missing", "elsewhere.f",
+        "pkg.late.f",
     )
 ]  # fmt: skip
 
@@ -103,6 +108,14 @@ def _nothing_but_copies(modules):
         _own(modules, name)
 
 
+def _callee_modeled(modules):
+    # a module that was read only for its imports is modeled (a callee): the unchanged
+    # module that calls it now passes it something
+    late = _own(modules, "pkg.late")
+    late["functions"]["pkg.late.f"] = _function(["n"])
+    late["modeled"] = True
+
+
 def _changed_export(modules):
     _own(modules, "pkg")["exports"]["count"] = "pkg.core.other"
 
@@ -133,7 +146,7 @@ def _added_module(modules):
 # names asked about resolve where they did, so what no changed summary feeds is kept
 CARRIED = [_changed_returns, _changed_method_returns, _changed_call_site, _dropped_call_site,
            _added_opaque_call, _reordered_calls, _changed_default, _nothing_but_copies,
-           _changed_base, _added_function, _removed_base_class]  # fmt: skip
+           _changed_base, _added_function, _removed_base_class, _callee_modeled]  # fmt: skip
 NOT_CARRIED = [_changed_export, _dropped_star_import, _added_module]
 
 
@@ -192,3 +205,34 @@ def test_a_new_function_and_a_changed_base_are_asked_again():
 def test_nothing_is_taken_over_where_a_name_may_resolve_elsewhere(change):
     previous, summaries = _next_round(change)
     assert not ProjectIndex(summaries, previous=previous)._answers
+
+
+def test_an_unchanged_modules_bound_call_sites_are_taken_over():
+    previous, summaries = _next_round(_changed_call_site)
+    carried = ProjectIndex(summaries, previous=previous)
+    carried.answer("p:pkg.core.count")  # binds every call site
+    assert carried._bound["pkg.eval"] is previous._bound["pkg.eval"]
+    assert carried._bound["pkg.train"] is not previous._bound["pkg.train"]  # its sites changed
+
+
+def test_a_call_site_is_bound_again_where_its_callee_is_new():
+    previous, summaries = _next_round(_callee_modeled)
+    carried = ProjectIndex(summaries, previous=previous)
+    assert previous.param_values("pkg.late.f") == {}
+    assert carried.param_values("pkg.late.f") == {"n": Value.py_int(count=True)}
+    assert carried._bound["pkg.eval"] is not previous._bound["pkg.eval"]
+    assert carried._bound["pkg.train"] is previous._bound["pkg.train"]
+
+
+def test_a_name_resolves_anew_where_a_module_its_resolution_read_changed():
+    # `pkg.all.fresh` fell back to `pkg.all` (its star import found nothing); once
+    # `pkg.core` defines `fresh`, it resolves there: nothing is taken over
+    before = _project()
+    previous = ProjectIndex(before.values())
+    for key in [*KEYS, "f:pkg.all.fresh"]:
+        previous.fingerprint(key)
+    after = dict(before)
+    _added_function(after)
+    carried, fresh = ProjectIndex(after.values(), previous=previous), ProjectIndex(after.values())
+    assert not carried._answers
+    assert carried.answer("f:pkg.all.fresh") == fresh.answer("f:pkg.all.fresh") is not None

@@ -113,6 +113,10 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
         for i, report in zip(stale, again):
             if jobs[i].mode == "fix":  # the first round's fixes are written: keep them listed
                 report = replace(report, fixed=reports[i].fixed + report.fixed)
+            if report.summary is not None and report.summary == reports[i].summary:
+                # the same summary, as the same object: the next index carries what
+                # reads it (project/carry.py)
+                report = replace(report, summary=reports[i].summary)
             reports[i] = report
             _remember(cache, jobs[i], report)
         index = index_now()

@@ -36,13 +36,18 @@ def resolves_alike(index: "ProjectIndex", previous: "ProjectIndex") -> dict[str,
     # (a module name that two files claim is left out of both, so the keys tell that too)
     if index.modules.keys() != previous.modules.keys() or index._spelled != previous._spelled:
         return None
-    if all(
-        data is previous.modules[name] or _resolution_of(data) == _resolution_of(previous.modules[name])
-        for name, data in index.modules.items()
-    ):  # fmt: skip
-        return previous._owners  # nothing that resolving reads has changed
-    owners = {name: index.resolve_owner(name) for name in previous._owners}
-    return owners if owners == previous._owners else None
+    moved = {
+        name for name, data in index.modules.items()
+        if data is not previous.modules[name] and _resolution_of(data) != _resolution_of(previous.modules[name])
+    }  # fmt: skip
+    index._consulted = previous._consulted
+    # a name resolves anew only where its resolution read a module that changed
+    for name, owner in previous._owners.items():
+        consulted = previous._consulted.get(name)
+        if (consulted is None or not moved.isdisjoint(consulted)) and index.resolve_owner(name) != owner:
+            index._consulted = {}
+            return None
+    return previous._owners
 
 
 def carried_answers(index: "ProjectIndex", previous: "ProjectIndex") -> tuple[dict[str, Any], dict[str, str]]:
@@ -71,6 +76,23 @@ def carried_answers(index: "ProjectIndex", previous: "ProjectIndex") -> tuple[di
     return answers, fingerprints
 
 
+def carried_bindings(index: "ProjectIndex", previous: "ProjectIndex") -> dict[str, Any]:
+    """The bound call sites of `previous` (by module) that `index` binds alike, given
+    that names resolve alike: an unchanged module's, where none of the functions it
+    calls takes its arguments differently, is new or is gone."""
+    changed = {name for name, data in index.modules.items() if data is not previous.modules[name]}
+    rebound = _bound_differently(index, previous, changed)
+
+    def binds_alike(name: str) -> bool:
+        for callee in index.modules[name].get("calls", {}):
+            owner = index._owners.get(callee, False)
+            if owner is False or (owner is not None and owner[1] in rebound):
+                return False
+        return True
+
+    return {name: bound for name, bound in previous._bound.items() if name not in changed and binds_alike(name)}
+
+
 def _passed_differently(index: "ProjectIndex", previous: "ProjectIndex", changed: set[str]) -> set[str]:
     """The functions (canonical names) whose "p:" answer may differ: a changed module
     calls them with other arguments, calls them opaquely or no longer does, or they
@@ -90,11 +112,18 @@ def _passed_differently(index: "ProjectIndex", previous: "ProjectIndex", changed
         located = index.locate(callee)
         if located is not None:
             passed.add(located[1])
+    return passed | _bound_differently(index, previous, changed)
+
+
+def _bound_differently(index: "ProjectIndex", previous: "ProjectIndex", changed: set[str]) -> set[str]:
+    """The functions of the changed modules that take their arguments differently,
+    are new, or are gone."""
+    differ: set[str] = set()
     for name in changed:
         new_functions, old_functions = index.modules[name]["functions"], previous.modules[name]["functions"]
-        passed.update(q for q, data in new_functions.items() if q not in old_functions or _binding(data) != _binding(old_functions[q]))
-        passed.update(old_functions.keys() - new_functions.keys())
-    return passed
+        differ.update(q for q, data in new_functions.items() if q not in old_functions or _binding(data) != _binding(old_functions[q]))
+        differ.update(old_functions.keys() - new_functions.keys())
+    return differ
 
 
 def _bases_changed(index: "ProjectIndex", owner: tuple[str, str], changed: set[str]) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from .. import speedups
 from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_arguments_from, join_bindings
 from ..model.values import UNKNOWN, Value
-from .carry import carried_answers, resolves_alike
+from .carry import carried_answers, carried_bindings, resolves_alike
 from .imports import ImportGraph
 from .modules import root_of, spellings_under, without_namespace
 from .portable import summary_from_data, value_from_data, value_to_data
@@ -37,6 +37,9 @@ class ProjectNames:
         # with other summaries of the same modules (project/carry.py)
         self._owners: dict[str, tuple[str, str] | None] = {}
         self._modules_of: dict[str, str | None] = {}  # module_of's
+        # the modules each resolved name's resolution read (resolves_alike reads it)
+        self._consulted: dict[str, tuple[str, ...]] = {}
+        self._consulting: list[str] | None = None
         # `megatron.core`: a top package as a namespace package's name spells it
         # (modules.namespace_prefixes); `megatron.core.utils.f` is `core.utils.f`
         self._spelled: set[str] = set()
@@ -84,7 +87,12 @@ class ProjectNames:
 
     def resolve_owner(self, qualified: str) -> tuple[str, str] | None:
         """(module name, canonical spelling) of a project name, resolved anew."""
-        found = self._find_owner(qualified, 0, stars=True)
+        self._consulting = consulted = []
+        try:
+            found = self._find_owner(qualified, 0, stars=True)
+        finally:
+            self._consulting = None
+        self._consulted[qualified] = tuple(consulted)
         return None if found is None else (found[0]["module"], found[1])
 
     def _find_owner(self, qualified: str, hops: int, stars: bool) -> tuple[dict[str, Any], str] | None:
@@ -93,6 +101,8 @@ class ProjectNames:
             data = self.modules.get(".".join(parts[:cut]))
             if data is None:
                 continue
+            if self._consulting is not None:
+                self._consulting.append(data["module"])
             if qualified in data["functions"] or qualified in data["classes"]:
                 return data, qualified
             target = data["exports"].get(parts[cut])
@@ -119,6 +129,8 @@ class ProjectNames:
             if found is not None and (found[1] in found[0]["functions"] or found[1] in found[0]["classes"]):
                 return found
             data = self.modules.get(self.module_named(module) or "")
+            if data is not None and self._consulting is not None:
+                self._consulting.append(data["module"])
             if data is not None and depth < _MAX_HOPS:
                 for star in data.get("star_imports", ()):
                     if star not in seen:
@@ -186,6 +198,10 @@ class ProjectIndex(ProjectNames):
         self._imports: ImportGraph | None = None  # built when evidence is settled, not each round
         self._params: dict[str, list[dict[str, Value]]] | None = None
         self._opaque: set[str] = set()
+        # each module's call sites, bound: (callee, bindings) and the callees it calls
+        # opaquely; the round before's, for the modules whose sites bind alike
+        self._bound: dict[str, tuple[list[tuple[str, dict[str, Value]]], list[str]]] = {}
+        self._bound_before: dict[str, tuple[list[tuple[str, dict[str, Value]]], list[str]]] = {}
         # many files ask about the same names, each round: each answered (and weighed) once
         self._answers: dict[str, Any] = {}
         self._fingerprints: dict[str, str] = {}
@@ -195,6 +211,7 @@ class ProjectIndex(ProjectNames):
             # (the stale check): Megatron-LM's files ask 24,000 a round
             self._owners, self._modules_of = owners, previous._modules_of
             self._answers, self._fingerprints = carried_answers(self, previous)
+            self._bound_before = carried_bindings(self, previous)
 
     def facts_for(self, path: str) -> ProjectFacts:
         """The evidence that can concern one file: what a module shows about running
@@ -233,21 +250,29 @@ class ProjectIndex(ProjectNames):
 
     def _bind_all_calls(self) -> None:
         self._params = {}
-        for data in self.modules.values():
-            for callee in data.get("opaque_calls", ()):
-                located = self.locate(callee)
-                if located is not None:
-                    self._opaque.add(located[1])
-            for callee, sites in data.get("calls", {}).items():
-                located = self.locate(callee)
-                if located is None or located[0] != "function":
-                    continue
-                summary = summary_from_data(located[1], located[2])
-                for positional, keywords in sites:
-                    bound = bind_arguments_from(
-                        summary, [value_from_data(v) for v in positional], {k: value_from_data(v) for k, v in keywords.items()}
-                    )
-                    self._params.setdefault(located[1], []).append(bound)
+        for name, data in self.modules.items():
+            bound, opaque = self._bound[name] = self._bound_before.get(name) or self._bind_sites(data)
+            self._opaque.update(opaque)
+            for callee, bindings in bound:
+                self._params.setdefault(callee, []).append(bindings)
+        self._bound_before = {}
+
+    def _bind_sites(self, data: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Value]]], list[str]]:
+        """One module's call sites bound to their callees' parameters, in order, and
+        the callees it calls opaquely."""
+        opaque = [located[1] for callee in data.get("opaque_calls", ()) if (located := self.locate(callee)) is not None]
+        bound = []
+        for callee, sites in data.get("calls", {}).items():
+            located = self.locate(callee)
+            if located is None or located[0] != "function":
+                continue
+            summary = summary_from_data(located[1], located[2])
+            for positional, keywords in sites:
+                bindings = bind_arguments_from(
+                    summary, [value_from_data(v) for v in positional], {k: value_from_data(v) for k, v in keywords.items()}
+                )
+                bound.append((located[1], bindings))
+        return bound, opaque
 
     # -- answers for one module ------------------------------------------------------------
     def answer(self, key: str) -> Any:

@@ -25,6 +25,7 @@ class LearnedSummaries(ProjectNames):
             self._add(summary)
         self._owners.clear()  # a new module may hold a name resolved before
         self._modules_of.clear()
+        self._consulted.clear()
         self._answers.clear()
 
     def answer(self, key: str) -> Any:

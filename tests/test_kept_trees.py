@@ -1,0 +1,91 @@
+"""A worker keeps the trees of the files it checked (kept_trees.py), and a file checked
+again in a later round goes back to the worker that checked it (runner._next_held):
+the check starts from the kept tree, with the findings a new parse gives."""
+from collections import deque
+
+import pytest
+
+from precision_lint import engine, runner
+from precision_lint.kept_trees import KeptTrees
+from precision_lint.registry import all_rules
+from precision_lint.runner import Job, Workers, run_jobs
+
+CODES = frozenset(rule.code for rule in all_rules())
+QUIET = "import torch\n\ndef scale(x):\n    return x * 2\n"
+HAZARD = "import torch\n\ndef run(masks):\n    total = torch.zeros(1)\n    for mask in masks:\n        total += (mask != 0).sum()\n    return total\n"
+
+
+def test_a_tree_is_kept_for_its_own_source_only():
+    kept = KeptTrees()
+    kept.keep("a.py", QUIET, "quick", "tree")
+    assert kept.get("a.py", QUIET) == ("quick", "tree")
+    assert kept.get("a.py", QUIET + "\n") is None  # the file changed
+    assert kept.get("b.py", QUIET) is None
+
+
+def test_the_oldest_trees_go_first_past_the_limit():
+    kept = KeptTrees(max_source=2 * len(QUIET))
+    for name in ("a.py", "b.py", "c.py"):
+        kept.keep(name, QUIET, "quick", name)
+    assert kept.get("a.py", QUIET) is None
+    assert kept.get("b.py", QUIET) == ("quick", "b.py") and kept.get("c.py", QUIET) == ("quick", "c.py")
+    kept.keep("huge.py", QUIET * 3, "quick", "huge")  # larger than the whole store: not kept
+    assert kept.get("huge.py", QUIET * 3) is None and kept.get("c.py", QUIET) is not None
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("parsed again")
+
+
+def test_a_file_without_findings_is_checked_again_on_its_quick_tree(monkeypatch):
+    kept = KeptTrees()
+    first = engine.check_module(QUIET, "quiet.py", CODES, kept=kept)
+    kind, tree = kept.get("quiet.py", QUIET)
+    assert kind == "quick" and tree is not None
+    monkeypatch.setattr(engine, "quick_module", _refuse)
+    monkeypatch.setattr(engine, "parse_module", _refuse)
+    again = engine.check_module(QUIET, "quiet.py", CODES, kept=kept)
+    assert again.diagnostics == first.diagnostics == [] and again.summary == first.summary
+
+
+@pytest.mark.parametrize("try_quick", [True, False])
+def test_a_file_with_findings_is_checked_again_on_libcsts_tree(monkeypatch, try_quick):
+    kept = KeptTrees()
+    first = engine.check_module(HAZARD, "hazard.py", CODES, kept=kept)
+    assert [d.code for d in first.diagnostics] == ["PH001"]
+    kind, module = kept.get("hazard.py", HAZARD)
+    assert kind == "concrete" and module is first.module
+    monkeypatch.setattr(engine, "quick_module", _refuse)
+    monkeypatch.setattr(engine, "parse_module", _refuse)
+    again = engine.check_module(HAZARD, "hazard.py", CODES, try_quick=try_quick, kept=kept)
+    assert again.diagnostics == first.diagnostics and again.module is module
+
+
+class _Held:
+    def __init__(self, *paths):
+        self.held = set(paths)
+
+
+def test_a_worker_takes_its_own_files_first_then_the_others_smallest():
+    jobs = [Job(path, CODES) for path in ("big.py", "mine.py", "new.py", "small.py")]
+    mine, other = _Held("mine.py"), _Held("big.py", "small.py")
+    order = deque(range(4))
+    assert runner._next_held(order, jobs, mine, [mine, other]) == 1
+    assert runner._next_held(order, jobs, mine, [mine, other]) == 2  # no worker checked it
+    assert runner._next_held(order, jobs, mine, [mine, other]) == 3  # the other's, smallest first
+    assert runner._next_held(order, jobs, other, [mine, other]) == 0 and not order
+
+
+def test_a_file_checked_again_goes_to_the_worker_that_checked_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    names = [f"m{i}.py" for i in range(20)]
+    for name in names:
+        (tmp_path / name).write_text(QUIET)
+    with Workers() as workers:
+        run_jobs([Job(name, CODES) for name in names], workers=workers)
+        first, second = workers._pool.workers
+        assert first.held and second.held and not first.held & second.held
+        picked = sorted(first.held)[:2]
+        run_jobs([Job(name, CODES) for name in picked], workers=workers)  # few files: one worker
+        assert workers._pool.workers == [first, second]
+        assert set(picked) <= first.held and not set(picked) & second.held
