@@ -28,9 +28,9 @@ class KeptTrees:
         self._held = 0  # characters of source held
 
     def get(self, path: str, source: str) -> tuple[str, Any] | None:
-        """("quick", QuickTree | None) or ("concrete", cst.Module) kept for `path`
-        when its source is `source`. A quick tree of None: the quick tree cannot be
-        built for that source."""
+        """("quick", QuickTree) or ("concrete", cst.Module) kept for `path` when its
+        source is `source`: libcst's tree where the quick tree had something to
+        report or cannot be built."""
         entry = self._trees.get(path)
         if entry is None or (entry[0] is not source and entry[0] != source):
             return None

@@ -89,3 +89,37 @@ def test_a_file_checked_again_goes_to_the_worker_that_checked_it(tmp_path, monke
         run_jobs([Job(name, CODES) for name in picked], workers=workers)  # few files: one worker
         assert workers._pool.workers == [first, second]
         assert set(picked) <= first.held and not set(picked) & second.held
+
+
+class _Connection:
+    """A worker's end of the pipe: one job, then the end of the run."""
+
+    def __init__(self, job):
+        self.messages, self.sent = [(job, [], True), None], []
+
+    def recv(self):
+        return self.messages.pop(0)
+
+    def send(self, report):
+        self.sent.append(report)
+
+
+def test_a_worker_leaves_its_kept_trees_to_no_collection(tmp_path, monkeypatch):
+    # a kept tree lives for the run: the cyclic collector walking it after every job
+    # cost more than keeping it saved
+    import gc
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quiet.py").write_text(QUIET)
+    frozen = gc.get_freeze_count()
+    connection = _Connection(Job("quiet.py", CODES))
+    try:
+        runner._serve(connection)
+        (kind, tree) = runner._kept_trees.get("quiet.py", QUIET)
+        assert kind == "quick" and [report.path for report in connection.sent] == ["quiet.py"]
+        assert gc.get_freeze_count() > frozen
+        assert not any(obj is tree for obj in gc.get_objects())  # frozen objects are not tracked by generation
+    finally:
+        runner._kept_trees = None
+        if frozen == 0:
+            gc.unfreeze()

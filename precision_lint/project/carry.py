@@ -95,24 +95,30 @@ def carried_bindings(index: "ProjectIndex", previous: "ProjectIndex") -> dict[st
 
 def _passed_differently(index: "ProjectIndex", previous: "ProjectIndex", changed: set[str]) -> set[str]:
     """The functions (canonical names) whose "p:" answer may differ: a changed module
-    calls them with other arguments, calls them opaquely or no longer does, or they
-    take their arguments differently."""
-    callees: set[str] = set()
+    passes them other arguments (its sites for the function, in the order they are
+    joined: a join keeps the first's `via`), calls them opaquely or no longer does,
+    or they take their arguments differently."""
+    passed: set[str] = set()
     for name in changed:
         new, old = index.modules[name], previous.modules[name]
-        new_calls, old_calls = new.get("calls", {}), old.get("calls", {})
-        if list(new_calls) != list(old_calls):
-            # the sites are joined in this order, and a join keeps the first's `via`
-            callees.update(new_calls.keys() | old_calls.keys())
-        else:
-            callees.update(c for c in new_calls if new_calls[c] != old_calls[c])
-        callees.update(set(new.get("opaque_calls", ())) ^ set(old.get("opaque_calls", ())))
-    passed = set()
-    for callee in callees:
+        new_sites, old_sites = _sites_by_function(index, new), _sites_by_function(index, old)
+        passed.update(f for f in new_sites.keys() | old_sites.keys() if new_sites.get(f) != old_sites.get(f))
+        for callee in set(new.get("opaque_calls", ())) ^ set(old.get("opaque_calls", ())):
+            located = index.locate(callee)
+            if located is not None:
+                passed.add(located[1])
+    return passed | _bound_differently(index, previous, changed)
+
+
+def _sites_by_function(index: "ProjectIndex", summary: dict[str, Any]) -> dict[str, list]:
+    """A module's call sites by what they call (its canonical name, however the
+    module spells it), in the order the index binds them."""
+    grouped: dict[str, list] = {}
+    for callee, sites in summary.get("calls", {}).items():
         located = index.locate(callee)
         if located is not None:
-            passed.add(located[1])
-    return passed | _bound_differently(index, previous, changed)
+            grouped.setdefault(located[1], []).extend(sites)
+    return grouped
 
 
 def _bound_differently(index: "ProjectIndex", previous: "ProjectIndex", changed: set[str]) -> set[str]:
