@@ -112,6 +112,8 @@ def check_module(
     if try_quick and speedups.enabled("quick"):
         quick = tree if kind == "quick" else quick_module(source)
     if quick is not None:  # most modules end with nothing to report: model them on the quick tree
+        if kept is not None:
+            kept.settle()
         try:
             result = check_parsed(source, quick.module, filename, codes, identity, project, summary_only, called, quick)
         except _NeedsConcreteTree:
@@ -129,6 +131,7 @@ def check_module(
         return ModuleResult([internal_error(filename, "the parser (libcst)", error)])
     if kept is not None:
         kept.keep(filename, source, "concrete", module)
+        kept.settle()
     return check_parsed(source, module, filename, codes, identity, project, summary_only, called)
 
 

@@ -15,8 +15,11 @@ MAX_SOURCE characters of source, the oldest going first.
 """
 from __future__ import annotations
 
+import gc
 from collections import OrderedDict
 from typing import Any
+
+from . import speedups
 
 MAX_SOURCE = 12_000_000
 
@@ -44,6 +47,15 @@ class KeptTrees:
         self._held += len(source)
         while self._held > self.max_source:
             self._forget(next(iter(self._trees)))
+
+    def settle(self) -> None:
+        """Called once a file's tree is built, before it is modeled: all the worker
+        holds, the new tree with it, leaves the cyclic collector now, so the collection
+        after the job (runner.collector_paused) walks what the model made and not the
+        tree (Megatron-LM: 0.16 s a worker). A tree holds no cycles: one that is not
+        kept is freed by reference counting all the same."""
+        if speedups.enabled("gc") and not gc.isenabled():
+            gc.freeze()
 
     def _forget(self, path: str) -> None:
         entry = self._trees.pop(path, None)

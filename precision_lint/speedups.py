@@ -18,6 +18,7 @@ SPEEDUPS = (
     "workers",  # one set of worker processes for every round of a run (runner.Workers)
     "reexports",  # the first round answered through its packages' re-exports, read before it
     "trees",  # a worker keeps the trees of the files it checked; a file checked again goes back to it
+    "queued",  # a busy worker is sent its next job before it reports the one it checks
 )
 
 _OFF = frozenset(part.strip() for part in os.environ.get("PRECISION_LINT_WITHOUT", "").split(",") if part.strip())

@@ -121,3 +121,97 @@ def test_a_worker_checks_every_job_on_one_deep_stack_thread(tmp_path, monkeypatc
     assert len(threads) == 1
     _, on_main, limit = threads.pop().split()
     assert on_main == "False" and int(limit) >= runner.RECURSION_LIMIT
+
+
+def _noting_what_each_worker_had_in_flight(monkeypatch) -> list[int]:
+    """How many jobs the worker held when each job was sent (1: sent behind another)."""
+    from precision_lint import runner
+
+    in_flight: list[int] = []
+    real = runner._Worker.give
+
+    def give(self, number, jobs, learned, most=None):
+        before = len(self.jobs)
+        sent = real(self, number, jobs, learned, most)
+        if sent:
+            in_flight.append(before)
+        return sent
+
+    monkeypatch.setattr(runner._Worker, "give", give)
+    return in_flight
+
+
+def test_a_busy_worker_is_sent_its_next_job_before_it_reports_and_the_reports_are_the_same(tmp_path, monkeypatch):
+    helper, user = _files(tmp_path, monkeypatch)
+    jobs = [Job(helper, CODES), Job(user, CODES)] * 15
+    in_flight = _noting_what_each_worker_had_in_flight(monkeypatch)
+    queued = run_jobs(jobs)
+    assert len(in_flight) == 30 and in_flight.count(1) > 0 and set(in_flight) <= {0, 1}
+    from precision_lint import speedups
+
+    monkeypatch.setattr(speedups, "_OFF", frozenset({"queued"}))  # the workers forked next have it too
+    in_flight.clear()
+    one_at_a_time = run_jobs(jobs)
+    assert in_flight == [0] * 30
+    assert [(r.path, r.diagnostics) for r in queued] == [(r.path, r.diagnostics) for r in one_at_a_time]
+
+
+def test_a_worker_that_dies_with_a_job_sent_behind_its_own_costs_only_its_own(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from precision_lint import runner
+
+    _files(tmp_path, monkeypatch)
+    # the largest file goes first, so a worker is checking it when its next job is sent
+    (tmp_path / "crash.py").write_text(HELPER + "#" * 5000 + "\n")
+    real = runner._run_job
+
+    def dying_on_crash_py(job):
+        if job.path == "crash.py":
+            time.sleep(0.5)  # the parent sends the next job meanwhile
+            os._exit(3)
+        return real(job)
+
+    monkeypatch.setattr(runner, "_run_job", dying_on_crash_py)
+    in_flight = _noting_what_each_worker_had_in_flight(monkeypatch)
+    alone = USER.replace("from helper import count\n", "").replace("count(mask)", "(mask != 0).sum()")
+    (tmp_path / "alone.py").write_text(alone)
+    jobs = [Job("crash.py", CODES)] + [Job("alone.py", CODES)] * 20
+    reports = run_jobs(jobs)
+    assert in_flight[:2] == [0, 0] and 1 in in_flight[2:4]  # both busy, then one sent behind each
+    assert [r.path for r in reports] == ["crash.py"] + ["alone.py"] * 20
+    (crash,) = reports[0].diagnostics
+    assert crash.code == "PH903"
+    assert crash.message == "The checker process exited with status 3 while checking this file: it was not checked"
+    # the job sent behind crash.py's went back to the order and was checked
+    assert all(r.diagnostics == reports[1].diagnostics for r in reports[1:])
+    assert [d.code for d in reports[1].diagnostics] == ["PH001"]
+
+
+def test_a_job_is_sent_behind_another_only_when_the_pipe_holds_its_message_unread():
+    import multiprocessing
+    import os
+    import socket
+
+    from precision_lint.runner import QUEUED_MESSAGE_BYTES, _Worker
+
+    parent, child = multiprocessing.Pipe()
+    worker = _Worker(None, parent, "")
+    room = worker.room_unread()
+    assert 0 < room <= QUEUED_MESSAGE_BYTES
+    jobs = [Job("a.py", CODES, learns=True)]
+    assert not worker.give(0, jobs, [{"module": "m", "text": "x" * room}], most=room)
+    assert not worker.jobs and worker.told == 0 and not child.poll()
+    assert worker.give(0, jobs, [{"module": "m"}], most=room)
+    assert list(worker.jobs) == [0] and worker.told == 1
+    assert child.recv() == (jobs[0], [{"module": "m"}], True)
+    # a message of that length goes into the pipe whole while nobody reads it
+    with socket.socket(fileno=os.dup(parent.fileno())) as sock:
+        sock.setblocking(False)
+        assert sock.send(b"x" * room) == room
+    # a pipe that is not a socket (its room unknown): nothing is sent behind a job
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    assert _Worker(None, writer, "").room_unread() == 0
+    for connection in (parent, child, reader, writer):
+        connection.close()

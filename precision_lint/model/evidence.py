@@ -23,6 +23,7 @@ DEFAULT_HALF = "default-half"  # factories without dtype= make bfloat16/float16
 DEFAULT_DOUBLE = "default-double"  # ... or float64
 
 _HALF_DTYPES = (BFLOAT16, FLOAT16)
+_KEYWORDS = frozenset({"torch_dtype", "bf16", "fp16", "precision"})  # the arguments that tell a precision
 
 
 class Seen(NamedTuple):
@@ -40,10 +41,6 @@ def collect_evidence(model: SemanticModel) -> list[Seen]:
 
 
 def _kind(fact, model: SemanticModel) -> str | None:
-    import libcst as cst
-
-    from .autocast import region_of  # imports libcst
-
     node = fact.node
     name = fact.qualified or fact.method or ""
     if fact.method in ("half", "bfloat16") and _module_like(node.func.value, model):
@@ -58,6 +55,10 @@ def _kind(fact, model: SemanticModel) -> str | None:
         return HALF
     for arg in node.args:
         keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword not in _KEYWORDS:
+            continue
+        import libcst as cst  # here, not for every call: importing for each cost 0.1 s on Megatron-LM
+
         if keyword == "torch_dtype" and _half(model, arg.value):
             return HALF
         if keyword in ("bf16", "fp16") and type(arg.value) is cst.Name and arg.value.value == "True":
@@ -67,6 +68,8 @@ def _kind(fact, model: SemanticModel) -> str | None:
             if "16" in text:
                 return HALF if "true" in text else AUTOCAST
     if fact.qualified in api.AUTOCAST_CONTEXTS:
+        from .autocast import region_of  # imports libcst
+
         return AUTOCAST if region_of(node, fact.qualified, lambda arg: _dtype(model, arg)) else None
     if fact.qualified is not None and fact.qualified.endswith("GradScaler"):
         return AUTOCAST

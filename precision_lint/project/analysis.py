@@ -31,6 +31,7 @@ from .exports import exports_summary
 from .index import ProjectIndex
 from .modules import identify, modules_to_read, namespace_spellings
 from .order import import_order, imported_names, imported_through_reexports
+from .staleness import StaleCheck
 
 # Each round checks again only the files whose answers changed, and a chain of helpers
 # across modules takes a round per link (Megatron-LM needs six): stopping short would
@@ -91,19 +92,23 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
     extra = _imported_summaries(jobs, reports, cache, runner, read_early)
 
     index: ProjectIndex | None = None
+    staleness = StaleCheck()
+    examined: set[str] = set()  # the questions _callees has looked up
 
     def index_now() -> ProjectIndex:  # a callee's full summary after the imports-only one
-        return ProjectIndex(_summaries(reports[:listed] + extra + reports[listed:]), previous=index)
+        built = ProjectIndex(_summaries(reports[:listed] + extra + reports[listed:]), previous=index)
+        staleness.follow(built)
+        return built
 
     index = index_now()
     for _ in range(MAX_ROUNDS - 1):
         # the callees first, and the callees they ask about in turn: cheap, since only
         # modules that were asked about are modeled
-        while callees := _callees(reports + extra, index, {job.path for job in jobs[listed:]}, jobs[0] if jobs else None):
+        while callees := _callees(reports + extra, index, {job.path for job in jobs[listed:]}, jobs[0] if jobs else None, examined):
             jobs += callees
             reports += _first_round(callees, cache, runner)
             index = index_now()
-        stale = [i for i, report in enumerate(reports) if _is_stale(report, index)]
+        stale = staleness.stale(reports, index)
         if not stale:
             break
         again = runner([
@@ -123,14 +128,26 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
     return reports[:listed], index
 
 
-def _callees(reports: list[FileReport], index: ProjectIndex, modeled: set[str], template: Job | None) -> list[Job]:
+def _callees(
+    reports: list[FileReport], index: ProjectIndex, modeled: set[str], template: Job | None, examined: set[str] | None = None
+) -> list[Job]:
     """Jobs that model the modules read only for their imports whose functions or
     classes some file asked about (a helper module without torch that forwards a
-    count): what they answer may change the asking file's findings."""
+    count): what they answer may change the asking file's findings. `examined`: the
+    questions looked up before, which gains these; while the index resolves every
+    name as the one before (its answers carried, project/carry.py), a question looked
+    up before names no module left to model (it named none, or one modeled since)."""
     if template is None:
         return []
+    if examined is None:
+        examined = set()
+    elif index.carried_fingerprints is None:  # names may resolve otherwise now
+        examined.clear()
     wanted: dict[str, None] = {}
     for key in _asked(reports):
+        if key in examined:
+            continue
+        examined.add(key)
         kind, _, name = key.partition(":")
         path = index.unmodeled_path(name) if kind in ("f", "c") else None
         if path is not None and path not in modeled:
@@ -226,10 +243,6 @@ def _had_findings(cache, job: Job) -> bool:
 def _remember(cache, job: Job, report: FileReport) -> None:
     if cache is not None and job.mode in _CACHED_MODES:
         cache.put_report(job, report)
-
-
-def _is_stale(report: FileReport, index: ProjectIndex) -> bool:
-    return any(index.fingerprint(key) != seen for key, seen in report.dependencies.items())
 
 
 def _summaries(reports: list[FileReport]) -> list[dict]:

@@ -205,6 +205,9 @@ class ProjectIndex(ProjectNames):
         # many files ask about the same names, each round: each answered (and weighed) once
         self._answers: dict[str, Any] = {}
         self._fingerprints: dict[str, str] = {}
+        # the questions whose answers (and fingerprints) it took over from `previous`,
+        # unchanged (None: it took over none); project/staleness.py reads it
+        self.carried_fingerprints: frozenset[str] | None = None
         owners = resolves_alike(self, previous) if previous is not None and speedups.enabled("carry") else None
         if owners is not None:
             # each round's new index was asked every answer every file depends on again
@@ -212,6 +215,7 @@ class ProjectIndex(ProjectNames):
             self._owners, self._modules_of = owners, previous._modules_of
             self._answers, self._fingerprints = carried_answers(self, previous)
             self._bound_before = carried_bindings(self, previous)
+            self.carried_fingerprints = frozenset(self._fingerprints)
 
     def facts_for(self, path: str) -> ProjectFacts:
         """The evidence that can concern one file: what a module shows about running
