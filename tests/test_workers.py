@@ -198,15 +198,15 @@ def test_a_job_is_sent_behind_another_only_when_the_pipe_holds_its_message_unrea
 
     parent, child = multiprocessing.Pipe()
     worker = _Worker(None, parent, "")
-    room = worker.room_unread()
-    assert 0 < room <= QUEUED_MESSAGE_BYTES
     jobs = [Job("a.py", CODES, learns=True)]
-    assert not worker.give(0, jobs, [{"module": "m", "text": "x" * room}], most=room)
+    assert not worker.give(0, jobs, [{"module": "m", "text": "x" * 2000}], most=1000)  # longer: refused
     assert not worker.jobs and worker.told == 0 and not child.poll()
-    assert worker.give(0, jobs, [{"module": "m"}], most=room)
+    assert worker.give(0, jobs, [{"module": "m"}], most=1000)
     assert list(worker.jobs) == [0] and worker.told == 1
     assert child.recv() == (jobs[0], [{"module": "m"}], True)
-    # a message of that length goes into the pipe whole while nobody reads it
+    # the longest message sent behind a job goes into the pipe whole while nobody reads it
+    room = worker.room_unread()
+    assert room <= QUEUED_MESSAGE_BYTES
     with socket.socket(fileno=os.dup(parent.fileno())) as sock:
         sock.setblocking(False)
         assert sock.send(b"x" * room) == room
