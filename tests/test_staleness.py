@@ -67,6 +67,9 @@ def test_every_index_since_the_last_check_counts_and_one_that_took_over_nothing_
     check.follow(Index({}, None))
     alone = Index({"f:x": "2", "f:y": "3"}, frozenset({"f:x", "f:y"}))
     assert _checked(check, reports, alone) == [0, 1]
+    # the same index asked again, none built since: only what changed is weighed
+    reports[0] = _report("a.py", x="2")
+    assert check.stale(reports, alone) == [1] and alone.weighed[-2:] == ["f:x", "f:y"]
 
 
 def test_an_index_names_the_fingerprints_it_took_over_and_they_are_its_own():

@@ -44,11 +44,12 @@ class StaleCheck:
         return stale
 
     def _may_be_stale(self, reports: list["FileReport"], since: list[frozenset[str] | None]) -> list[int]:
-        # every question each index since the last check took over kept its fingerprint
-        kept = since[0] if len(since) == 1 else frozenset.intersection(*since)  # type: ignore[arg-type]
         positions = {i for i, report in enumerate(reports) if self._fresh.get(i) is not report}
-        for key in self._askers.keys() - kept:
-            positions |= self._askers[key]
+        if since:  # (none: the index is the last check's own)
+            # every question each index since the last check took over kept its fingerprint
+            kept = since[0] if len(since) == 1 else frozenset.intersection(*since)  # type: ignore[arg-type]
+            for key in self._askers.keys() - kept:
+                positions |= self._askers[key]
         return sorted(positions)
 
 
