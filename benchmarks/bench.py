@@ -17,7 +17,9 @@ run, and the ratios to ruff.
 - `--scale TREE`: files of 1,000, 10,000 and 100,000 lines made of TREE's modules one
   after another, each checked on its own: time per line and peak memory (the worker's).
 
-Tools that are not installed are reported as such, never guessed. This is a benchmark,
+Every ratio is to ruff, so a run without it stops at once, naming `--ruff` (one started
+without the virtual environment on PATH printed a whole table of empty ratios); TorchFix
+must be found too, or left out with `--skip-torchfix`. This is a benchmark,
 not a test: nothing here asserts a time; the targets of issue 14 are printed beside
 the ratios.
 """
@@ -154,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ruff = _which(args.ruff)
     torchfix = None if args.skip_torchfix else _which(args.torchfix)
+    if ruff is None:
+        parser.error(f"{args.ruff}: not found; every ratio is to ruff: install it, or name it with --ruff")
+    if torchfix is None and not args.skip_torchfix:
+        parser.error(f"{args.torchfix}: not found; name it with --torchfix, or leave TorchFix out with --skip-torchfix")
     load_before = os.getloadavg()
 
     cases = [Case(tree.resolve().name, tree.resolve(), ["."], ruff) for tree in args.trees]
