@@ -122,7 +122,9 @@ def check_module(
             if kept is not None:
                 kept.keep(filename, source, "quick", quick)
             return result
-        quick = None  # the first pass's tree and model go now (nothing in them is a cycle)
+        quick = None  # the first pass's tree and model go now
+        if kept is not None:
+            kept.drop_garbage()
     try:
         module = parse_module(source)  # a long module in pieces (parsing.py)
     except cst.ParserSyntaxError as error:

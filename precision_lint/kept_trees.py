@@ -57,6 +57,13 @@ class KeptTrees:
         if speedups.enabled("gc") and not gc.isenabled():
             gc.freeze()
 
+    def drop_garbage(self) -> None:
+        """Called where a model of the file ran before its next tree is built (the quick
+        pass had something to report): what that model left is collected now, while
+        it is all the collector holds, so the next settle freezes none of its cycles."""
+        if speedups.enabled("gc") and not gc.isenabled():
+            gc.collect(0)
+
     def _forget(self, path: str) -> None:
         entry = self._trees.pop(path, None)
         if entry is not None:

@@ -152,3 +152,38 @@ def test_a_tree_leaves_the_collector_before_it_is_modeled(tmp_path, monkeypatch,
         runner._kept_trees = None
         if frozen == 0:
             gc.unfreeze()
+
+
+def test_what_the_quick_pass_left_is_collected_not_frozen_with_the_concrete_tree(tmp_path, monkeypatch):
+    # a file whose quick pass had something to report is parsed by libcst and settled
+    # again: a cycle the quick pass's model left must not be frozen for the run
+    import gc
+    import weakref
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(HAZARD)
+    frozen = gc.get_freeze_count()
+    real = engine.check_parsed
+    left: list[weakref.ref] = []
+
+    class Cycle:
+        pass
+
+    def leaving_a_cycle(source, module, *args, **kwargs):
+        if not left:  # the quick pass
+            cycle = Cycle()
+            cycle.itself = cycle
+            left.append(weakref.ref(cycle))
+        return real(source, module, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "check_parsed", leaving_a_cycle)
+    runner._kept_trees = KeptTrees()
+    try:
+        report = runner.run_job(Job("a.py", CODES))
+        assert runner._kept_trees.get("a.py", HAZARD)[0] == "concrete"
+        assert [d.code for d in report.diagnostics] == ["PH001"]
+        assert left[0]() is None
+    finally:
+        runner._kept_trees = None
+        if frozen == 0:
+            gc.unfreeze()

@@ -128,9 +128,7 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
     return reports[:listed], index
 
 
-def _callees(
-    reports: list[FileReport], index: ProjectIndex, modeled: set[str], template: Job | None, examined: set[str] | None = None
-) -> list[Job]:
+def _callees(reports: list[FileReport], index: ProjectIndex, modeled: set[str], template: Job | None, examined: set[str]) -> list[Job]:
     """Jobs that model the modules read only for their imports whose functions or
     classes some file asked about (a helper module without torch that forwards a
     count): what they answer may change the asking file's findings. `examined`: the
@@ -139,9 +137,7 @@ def _callees(
     up before names no module left to model (it named none, or one modeled since)."""
     if template is None:
         return []
-    if examined is None:
-        examined = set()
-    elif index.carried_fingerprints is None:  # names may resolve otherwise now
+    if index.carried_fingerprints is None:  # names may resolve otherwise now
         examined.clear()
     wanted: dict[str, None] = {}
     for key in _asked(reports):
