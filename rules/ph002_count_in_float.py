@@ -1,7 +1,7 @@
 """PH002 count-in-float."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 import libcst as cst
 
@@ -243,18 +243,27 @@ class CountInFloat(Rule):
         # where float counts are accumulated: a float32 sum matters there, not in a
         # one-off per-batch ratio
         accumulated = {model.value_of(add.addend).float_count for a in model.accumulators for add in a.adds}
-        running: set[int] | None = None  # read off the tree once, where it is asked
+        running: set[int] | None = None  # read off the whole tree once, where it is asked
+
+        def added_up(node: cst.Call) -> bool:
+            nonlocal running
+            if id(node) in accumulated:
+                return True
+            running = _running_totals(model) if running is None else running
+            return id(node) in running
+
         for fact in model.calls:
             value = model.value_of(fact.node)
             if value.float_count != id(fact.node):
                 continue  # counts did not become float at this call
-            if id(fact.node) not in accumulated:
-                running = _running_totals(model) if running is None else running
-            finding = self._finding(fact, value, model, id(fact.node) in accumulated or id(fact.node) in running)
+            finding = self._finding(fact, value, model, added_up)
             if finding is not None:
                 yield finding
 
-    def _finding(self, fact: CallFact, value: Value, model: SemanticModel, accumulated: bool) -> Finding | None:
+    def _finding(self, fact: CallFact, value: Value, model: SemanticModel, added_up: Callable[[cst.Call], bool]) -> Finding | None:
+        """`added_up(call)`: whether the call's float counts go into a running total,
+        asked only where the finding depends on it (the walk it may take is most of
+        this rule's time)."""
         dtype = value.dtype
         if only_lengths([value.length], dtype):
             return None  # batch sizes in float32: exact up to 16.7M samples (PH201)
@@ -269,9 +278,9 @@ class CountInFloat(Rule):
                 conditions=(RUNTIME,) if runtime else (),
             )
         is_sum = fact.method == "sum" or fact.qualified == "torch.sum"
-        if dtype not in LOW_PRECISION and not runtime and not (is_sum and accumulated):
+        if dtype not in LOW_PRECISION and not runtime and not (is_sum and added_up(fact.node)):
             return None  # a float32 count used once (a per-batch ratio) is exact enough
-        if runtime and value.length and not accumulated:
+        if runtime and value.length and not added_up(fact.node):
             return None  # one dimension (a rank, a length) in the model's dtype: small, and not summed
         severity = Severity.ERROR if dtype in LOW_PRECISION else Severity.WARNING
         limit = dtype.exact_integer_limit_text if dtype is not None else "its limit"

@@ -74,6 +74,19 @@ def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every name `node` holds (itself too), read or bound."""
+    found: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.Name:
+            found.add(current.value)
+        else:
+            pending.extend(code_children(current))
+    return found
+
+
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node below `node` (not `node` itself), depth first."""
     stack = list(iter_children(node))
@@ -100,12 +113,24 @@ _HOLD_STATEMENTS = concrete_types(
 )
 
 
+# the fields of a compound statement (and of what it holds: a suite, `else:`,
+# `except:`) through which its blocks are reached; the others hold expressions
+_BLOCK_FIELDS = frozenset({"body", "orelse", "handlers", "finalbody", "cases"})
+
+
+@lru_cache(maxsize=None)
+def _block_fields(node_type: type) -> tuple[str, ...]:
+    return tuple(name for name in _code_fields(node_type) if name in _BLOCK_FIELDS)
+
+
 def child_statements(compound: cst.CSTNode) -> Iterator[cst.BaseStatement]:
     """The statements directly inside a compound statement's blocks (`if`, `else`,
     `except`, `finally`, `case`, a def's body), without entering expressions."""
-    for child in code_children(compound):
-        kind = type(child)
-        if kind in _STATEMENTS:
-            yield child
-        elif kind in _HOLD_STATEMENTS:
-            yield from child_statements(child)
+    for name in _block_fields(type(compound)):
+        value = getattr(compound, name)
+        for child in value if type(value) is list or type(value) is tuple else (value,):
+            kind = type(child)
+            if kind in _STATEMENTS:
+                yield child
+            elif kind in _HOLD_STATEMENTS:
+                yield from child_statements(child)
