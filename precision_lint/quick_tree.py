@@ -57,8 +57,7 @@ class QuickTree:
         span = self._builder.calls.get(node)
         if span is None:
             return None
-        before = self._builder.lines[span[0] - 1][: span[1]].rstrip()
-        if node not in self._builder.bare and (not before or before.endswith(b"(")):
+        if node not in self._builder.bare and self._builder.may_be_parenthesized(span):
             return None
         return self._builder.text_of(span)
 
@@ -161,6 +160,43 @@ class _Builder:
         self._named: list[set[tuple[str, str]]] = []
 
     # -- the source --------------------------------------------------------------
+
+    def may_be_parenthesized(self, span: tuple[int, int, int, int]) -> bool:
+        """Whether the code at `span` may stand in parentheses of its own: a `(` is
+        the nearest code before it and a `)` the nearest after it (comments, blank
+        lines and line continuations between), or a line read for that holds a quote,
+        where a `#` may not start a comment."""
+        before = self._code_before(span[0] - 1, span[1])
+        return before is None or (before == b"(" and self._code_after(span[2] - 1, span[3]) in (None, b")"))
+
+    # lines read past the code's own for the nearest code around it, at most
+    _NEAREST_WITHIN = 20
+
+    def _code_before(self, row: int, column: int) -> bytes | None:
+        """The last character of code before (0-based row, byte column); None where a
+        line read holds a quote, or none is found within _NEAREST_WITHIN lines."""
+        text = self.lines[row][:column].rstrip()  # code before it on its line: no comment
+        for earlier in range(row - 1, max(row - 1 - self._NEAREST_WITHIN, -1), -1):
+            if text:
+                return text[-1:]
+            line = self.lines[earlier]
+            if b'"' in line or b"'" in line:
+                return None
+            text = line.partition(b"#")[0].rstrip()
+            if text.endswith(b"\\"):
+                text = text[:-1].rstrip()
+        return text[-1:] if text else None
+
+    def _code_after(self, row: int, column: int) -> bytes | None:
+        """The first character of code after (0-based row, byte column); None where none
+        is found within _NEAREST_WITHIN lines."""
+        text = self.lines[row][column:].lstrip()
+        for later in range(row + 1, min(row + 1 + self._NEAREST_WITHIN, len(self.lines) + 1)):
+            if text and not text.startswith(b"#") and text.rstrip() != b"\\":
+                return text[:1]
+            if later < len(self.lines):
+                text = self.lines[later].lstrip()
+        return None
 
     def text(self, node: ast.AST) -> str:
         """The source of `node` (without the parentheses around it)."""
@@ -396,9 +432,22 @@ class _Builder:
         made = N.Call(func=self.expr(node.func), args=[a for _, _, a in args])
         self.calls[made] = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
         first = node.args[0] if node.args else None
-        if isinstance(first, ast.Call) and args[0][2].value is not None and self._between(node.func, first).strip() == "(":
+        if isinstance(first, ast.Call) and args[0][2].value is not None and self._only_parenthesis_between(node.func, first):
             self.bare.add(args[0][2].value)  # `wrap(model.half())`: the only parenthesis is the call's
         return made
+
+    def _only_parenthesis_between(self, func: ast.AST, argument: ast.AST) -> bool:
+        """Whether a call's own `(` is all the code between its function and its first
+        argument, across lines too (only a parenthesis, blanks, comments and line
+        continuations can stand there: no string, so a `#` starts a comment)."""
+        if func.end_lineno == argument.lineno:
+            return self._between(func, argument).strip() == "("
+        rows = range(func.end_lineno - 1, argument.lineno)
+        parts = [self.lines[row] for row in rows]
+        parts[-1] = parts[-1][: argument.col_offset]
+        parts[0] = parts[0][func.end_col_offset :]
+        code = b"".join(part.partition(b"#")[0] for part in parts)
+        return b"".join(code.replace(b"\\", b" ").split()) == b"("
 
     def _between(self, before: ast.AST, after: ast.AST) -> str:
         """The source from the end of `before` to the start of `after`."""

@@ -271,6 +271,76 @@ def test_the_call_code_is_libcsts():
     ]
 
 
+def _call_codes(source: str) -> list[tuple[str | None, str]]:
+    """(the quick tree's code of each call, libcst's), in the trees' order."""
+    quick, real = quick_module(source), cst.parse_module(source)
+    assert quick is not None
+    quick_calls = [node for node in walk(quick.module) if isinstance(node, cst.Call)]
+    real_calls = [node for node in walk(real) if isinstance(node, cst.Call)]
+    assert len(quick_calls) == len(real_calls)
+    return [(quick.code_of_call(q), real.code_for_node(r)) for q, r in zip(quick_calls, real_calls)]
+
+
+def _joined(code: str) -> str:
+    return " ".join(code.split())  # evidence reads the code so (see code_of_call)
+
+
+def test_the_call_code_across_lines_is_libcsts():
+    source = textwrap.dedent(
+        """\
+        optimizer = build(
+            inner,
+            Config(lr=1, bf16=True),
+        )
+        optimizer = build(  # a comment (with a parenthesis
+            Config(
+                bf16=True,
+            ),
+        )
+        model = (
+            AutoModel.load(name, torch_dtype=torch.bfloat16)
+            .eval()
+        )
+        baseline = (
+            Native(
+                config,
+            )
+        )
+        wrapped = wrap(
+            # a comment
+            (model.half())
+        )
+        text = "a # b (" , (
+            model.half())
+        joined = build(inner, \\
+            Config(lr=2))
+        """
+    )
+    codes = _call_codes(source)
+    assert codes[1] == ("Config(lr=1, bf16=True)", "Config(lr=1, bf16=True)")  # after `inner,`
+    assert codes[3][0] is not None  # the first argument, its call's `(` a line up
+    assert codes[5][0] is not None  # `.eval()` follows: its parentheses are the chain's
+    # in parentheses of their own (the chain, `Native(...)`, `(model.half())`), or after a quote
+    assert [codes[i][0] for i in (4, 6, 8, 9)] == [None, None, None, None]
+    assert codes[11][0] is not None  # after a line continuation
+    for quick, real in codes:
+        assert quick is None or _joined(quick) == _joined(real)
+
+
+def test_the_call_code_is_libcsts_wherever_it_is_read():
+    """Every call in the fixtures whose code the quick tree reads is libcst's."""
+    read = 0
+    for path in _fixture_sources():
+        source = path.read_text(encoding="utf-8")
+        if quick_module(source) is None:
+            continue
+        for quick, real in _call_codes(source):
+            if quick is not None:
+                read += 1
+                assert _joined(quick) == _joined(real), path
+    assert read > 500
+
+
 def _switched(monkeypatch, on: bool):
     monkeypatch.setattr(speedups, "_OFF", frozenset() if on else frozenset({"quick"}))
 
