@@ -49,17 +49,23 @@ class QuickTree:
         self._builder = builder
 
     def code_of_call(self, node: cst.Call) -> str | None:
-        """`node`'s code as libcst's `code_for_node` gives it in the concrete tree, or
-        None where that cannot be read off the source: where parentheses may
-        surround the call (libcst's code would include them). A call across lines
-        inside a block keeps the block's indentation on its later lines, which
-        libcst's leaves out; evidence, its one reader, joins the code's whitespace."""
-        span = self._builder.calls.get(node)
+        """`node`'s code as libcst's `code_for_node` gives it in the concrete tree (with
+        the parentheses of its own around it), or None where that cannot be read off
+        the source: where the call may stand in two pairs of parentheses, which of them
+        are its own is not read, nor are a statement's own (a class's bases, `with
+        (...)`, `except (...)`), nor code across a line that holds a quote. A call
+        across lines inside a block keeps the block's indentation on its later lines,
+        which libcst's leaves out; evidence, its one reader, joins the code's
+        whitespace."""
+        builder = self._builder
+        span = builder.calls.get(node)
         if span is None:
             return None
-        if node not in self._builder.bare and self._builder.may_be_parenthesized(span):
+        if node in builder.bare or not builder.may_be_parenthesized(span):
+            return builder.text_of(span)
+        if node in builder.in_syntax_parentheses:  # `class A(Base(...)):`: the class's
             return None
-        return self._builder.text_of(span)
+        return builder.parenthesized(span)
 
     def attributes_named(self, function: cst.FunctionDef) -> frozenset[tuple[str, str]] | None:
         """Each `name.attribute` in a def of this tree (its nested code too)."""
@@ -154,6 +160,9 @@ class _Builder:
         # where each call is, for its source (evidence); spans, so the standard tree can go
         self.calls: dict[cst.Call, tuple[int, int, int, int]] = {}
         self.bare: set[cst.Call] = set()  # calls known to stand in no parentheses of their own
+        # calls directly in a statement's own parentheses (a class's bases, `with (...)`,
+        # `except (...)`), which libcst gives the statement
+        self.in_syntax_parentheses: set[cst.Call] = set()
         # each def's `name.attribute` pairs, nested code included (for replay.py), and
         # those of the defs being built, innermost last
         self.attributes: dict[cst.FunctionDef, frozenset[tuple[str, str]]] = {}
@@ -167,35 +176,52 @@ class _Builder:
         lines and line continuations between), or a line read for that holds a quote,
         where a `#` may not start a comment."""
         before = self._code_before(span[0] - 1, span[1])
-        return before is None or (before == b"(" and self._code_after(span[2] - 1, span[3]) in (None, b")"))
+        if before is None or before[2] != b"(":
+            return before is None
+        after = self._code_after(span[2] - 1, span[3])
+        return after is None or after[2] == b")"
+
+    def parenthesized(self, span: tuple[int, int, int, int]) -> str | None:
+        """The code at `span` with the one pair of parentheses around it (libcst gives
+        a node's code with its own), or None where it may stand in more than one."""
+        before, after = self._code_before(span[0] - 1, span[1]), self._code_after(span[2] - 1, span[3])
+        if before is None or after is None or before[2] != b"(" or after[2] != b")":
+            return None
+        outer = self._code_before(before[0], before[1]), self._code_after(after[0], after[1] + 1)
+        if outer[0] is None or outer[1] is None or (outer[0][2] == b"(" and outer[1][2] == b")"):
+            return None  # `f((x()))`: which pair is the call's own is not read here
+        return self.text_of((before[0] + 1, before[1], after[0] + 1, after[1] + 1))
 
     # lines read past the code's own for the nearest code around it, at most
     _NEAREST_WITHIN = 20
 
-    def _code_before(self, row: int, column: int) -> bytes | None:
-        """The last character of code before (0-based row, byte column); None where a
-        line read holds a quote, or none is found within _NEAREST_WITHIN lines."""
+    def _code_before(self, row: int, column: int) -> tuple[int, int, bytes] | None:
+        """(0-based row, byte column, character) of the last code before (row, column);
+        None where a line read holds a quote, or none is found within _NEAREST_WITHIN
+        lines."""
         text = self.lines[row][:column].rstrip()  # code before it on its line: no comment
         for earlier in range(row - 1, max(row - 1 - self._NEAREST_WITHIN, -1), -1):
             if text:
-                return text[-1:]
-            line = self.lines[earlier]
+                return row, len(text) - 1, text[-1:]
+            row, line = earlier, self.lines[earlier]
             if b'"' in line or b"'" in line:
                 return None
             text = line.partition(b"#")[0].rstrip()
             if text.endswith(b"\\"):
                 text = text[:-1].rstrip()
-        return text[-1:] if text else None
+        return (row, len(text) - 1, text[-1:]) if text else None
 
-    def _code_after(self, row: int, column: int) -> bytes | None:
-        """The first character of code after (0-based row, byte column); None where none
-        is found within _NEAREST_WITHIN lines."""
-        text = self.lines[row][column:].lstrip()
+    def _code_after(self, row: int, column: int) -> tuple[int, int, bytes] | None:
+        """(0-based row, byte column, character) of the first code after (row, column);
+        None where none is found within _NEAREST_WITHIN lines."""
+        line = self.lines[row][column:]
+        text = line.lstrip()
         for later in range(row + 1, min(row + 1 + self._NEAREST_WITHIN, len(self.lines) + 1)):
             if text and not text.startswith(b"#") and text.rstrip() != b"\\":
-                return text[:1]
+                return row, column + len(line) - len(text), text[:1]
             if later < len(self.lines):
-                text = self.lines[later].lstrip()
+                row, column, line = later, 0, self.lines[later]
+                text = line.lstrip()
         return None
 
     def text(self, node: ast.AST) -> str:
@@ -289,7 +315,7 @@ class _Builder:
 
     def _with(self, node: ast.With | ast.AsyncWith, asynchronous: cst.Asynchronous | None) -> cst.With:
         items = [
-            N.WithItem(item=self.expr(item.context_expr),
+            N.WithItem(item=self._in_syntax_parentheses(self.expr(item.context_expr)),
                  asname=None if item.optional_vars is None else N.AsName(name=self.expr(item.optional_vars)))
             for item in node.items
         ]  # fmt: skip
@@ -297,7 +323,7 @@ class _Builder:
 
     def _try(self, node: ast.Try, kind: type, handler_kind: type) -> cst.BaseCompoundStatement:
         handlers = [
-            make(handler_kind, body=self._suite(h.body), type=None if h.type is None else self.expr(h.type),
+            make(handler_kind, body=self._suite(h.body), type=None if h.type is None else self._in_syntax_parentheses(self.expr(h.type)),
                  name=None if h.name is None else N.AsName(name=N.Name(value=h.name)))
             for h in node.handlers
         ]  # fmt: skip
@@ -325,10 +351,17 @@ class _Builder:
     def _class(self, node: ast.ClassDef) -> cst.ClassDef:
         bases = [self._argument(b) for b in node.bases]
         keywords = [self._keyword(k) for k in node.keywords]
+        for argument in bases + keywords:
+            self._in_syntax_parentheses(argument.value)
         return N.ClassDef(
             name=N.Name(value=node.name), body=self._suite(node.body), bases=bases,
             keywords=keywords, decorators=self._decorators(node.decorator_list),
         )  # fmt: skip
+
+    def _in_syntax_parentheses(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        if type(value) is cst.Call:
+            self.in_syntax_parentheses.add(value)
+        return value
 
     def _decorators(self, decorators: list[ast.expr]) -> list[cst.Decorator]:
         return [N.Decorator(decorator=self.expr(d)) for d in decorators]

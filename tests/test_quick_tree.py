@@ -260,14 +260,14 @@ def test_the_call_code_is_libcsts():
         "model.half()",
         "wrap(model.bfloat16())",
         "model.bfloat16()",  # the call's own parenthesis is the only one before it
-        None,  # in parentheses, which libcst's code of the call holds
+        "(model.half())",  # in parentheses of its own, which libcst's code of the call holds
         "model.to(\n    torch.bfloat16)",
         "wrap((model.float()))",
-        None,  # `wrap((`: in parentheses
-        None,  # at the start of a line: what ends the line before is not read
+        None,  # `wrap((`: which pair is the call's own is not read
+        "(\n    model.double())",  # its own, across lines
         'log(f"{model.half()} {(model.float())}")',
         "model.half()",  # in an f-string's field
-        None,  # in parentheses
+        "(model.float())",  # in parentheses of its own
     ]
 
 
@@ -314,15 +314,26 @@ def test_the_call_code_across_lines_is_libcsts():
             model.half())
         joined = build(inner, \\
             Config(lr=2))
+        class Layer(
+            base(1)
+        ):
+            pass
+        with (
+            opened(path)
+        ):
+            pass
         """
     )
     codes = _call_codes(source)
     assert codes[1] == ("Config(lr=1, bf16=True)", "Config(lr=1, bf16=True)")  # after `inner,`
     assert codes[3][0] is not None  # the first argument, its call's `(` a line up
+    assert codes[4][0] is not None and codes[4][0].startswith("(")  # the chain, in parentheses of its own
     assert codes[5][0] is not None  # `.eval()` follows: its parentheses are the chain's
-    # in parentheses of their own (the chain, `Native(...)`, `(model.half())`), or after a quote
-    assert [codes[i][0] for i in (4, 6, 8, 9)] == [None, None, None, None]
+    assert codes[6][0] is not None and codes[6][0].startswith("(")  # `Native(...)` in its own
+    assert codes[8][0] is None  # `wrap(` and `(` around it: which pair is its own is not read
+    assert codes[9][0] is None  # after a quote, where a `#` may start no comment
     assert codes[11][0] is not None  # after a line continuation
+    assert codes[12][0] is None and codes[13][0] is None  # in the statement's parentheses
     for quick, real in codes:
         assert quick is None or _joined(quick) == _joined(real)
 
