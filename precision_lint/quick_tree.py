@@ -10,13 +10,13 @@ a module on this tree first and parses it with libcst only when that first pass 
 something to report, since findings are placed, and fixes edit, in the concrete tree
 (engine.py).
 
-A construct whose libcst shape cannot be read off the standard tree exactly (a
-`match` statement, a lone carriage return, a suite after a backslash, identifiers
-that the standard parser NFKC-normalizes) leaves the whole module to libcst. String
-literals and their implicit concatenations are sliced from the source, and an
-f-string on one line is read off it around its fields; an f-string across lines or
-with `{x=}` or a field in its spec, and a parenthesized subscript tuple, are parsed
-by libcst on their own. tests/test_quick_tree.py holds the tree to
+A construct whose libcst shape cannot be read off the standard tree exactly (a lone
+carriage return, a suite after a backslash, identifiers that the standard parser
+NFKC-normalizes) leaves the whole module to libcst. String literals and their
+implicit concatenations are sliced from the source, and an f-string on one line is
+read off it around its fields; an f-string across lines or with `{x=}` or a field in
+its spec, a parenthesized subscript tuple, and a `match` statement are parsed by
+libcst on their own. tests/test_quick_tree.py holds the tree to
 libcst's, node for node and field for field, on every construct and on generated
 programs; benchmarks/same_findings.py holds the findings to a run without it.
 """
@@ -246,6 +246,30 @@ class _Builder:
             )  # fmt: skip
         return cst.parse_expression(f"({self.text(node)})")
 
+    def _match(self, node: ast.stmt) -> cst.Match:
+        """libcst's own node for a `match` statement (its patterns have no quick
+        conversion), parsed from its lines with the indentation of its first taken
+        off; where a line is indented less, or a string may span lines (a triple
+        quote, a line continuation: its text would change), the module is left to
+        libcst."""
+        lines = self.lines[node.lineno - 1 : node.end_lineno]
+        indent = lines[0][: node.col_offset]
+        if indent.strip() or any(b'"""' in line or b"'''" in line or line.rstrip().endswith(b"\\") for line in lines):
+            raise Unconvertible("match")
+        if any(line.strip() and not line.startswith(indent) for line in lines):
+            raise Unconvertible("match indented less")
+        text = b"\n".join(line[len(indent) :] if line.startswith(indent) else b"" for line in lines)
+        parsed = cst.parse_module(text.decode("utf-8") + "\n")
+        if len(parsed.body) != 1 or type(parsed.body[0]) is not cst.Match:
+            raise Unconvertible("match")
+        if self._named:
+            self._named[-1].update(
+                (inner.value.id, inner.attr)
+                for inner in ast.walk(node)
+                if type(inner) is ast.Attribute and type(inner.value) is ast.Name
+            )  # fmt: skip
+        return parsed.body[0]
+
     # -- statements --------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> cst.Module:
@@ -259,7 +283,7 @@ class _Builder:
         for statement in statements:
             convert = _STATEMENTS.get(type(statement))
             if convert is None:
-                raise Unconvertible(type(statement).__name__)  # `match`
+                raise Unconvertible(type(statement).__name__)
             node = convert(self, statement)
             if type(node) in _SMALL_STATEMENTS:
                 if line and previous is not None and previous.end_lineno == statement.lineno:
@@ -657,6 +681,8 @@ _STATEMENTS: dict[type, Callable[[_Builder, Any], Any]] = {
 }
 if sys.version_info >= (3, 11):  # `except*`: the standard parser of 3.10 has no TryStar
     _STATEMENTS[ast.TryStar] = lambda b, n: b._try(n, cst.TryStar, cst.ExceptStarHandler)
+if sys.version_info >= (3, 10):
+    _STATEMENTS[ast.Match] = lambda b, n: b._match(n)
 
 
 def _identifiers_as_written(source: str) -> bool:

@@ -174,7 +174,8 @@ def test_strings_are_built_here(monkeypatch):
 @pytest.mark.parametrize(
     "source",
     [
-        "match x:\n    case 1:\n        pass\n",  # no conversion of `match`
+        "def f(x):\n    match x:\n        case 1:\n            s = \"\"\"a\n  b\"\"\"\n",  # a `match` whose string spans lines
+        "def f(x):\n    match x:\n        case 1:\n            y = [\n  2]\n",  # a `match` line indented less
         "x = 1\ry = 2\n",  # a lone carriage return
         "if x: \\\n    pass\n",  # a suite after a line continuation
         "x = a[*b]\n",  # a starred subscript
@@ -183,6 +184,37 @@ def test_strings_are_built_here(monkeypatch):
 )
 def test_what_the_quick_tree_cannot_read_is_left_to_libcst(source):
     assert quick_module(source) is None
+
+
+def test_a_match_statement_is_libcsts_own():
+    source = textwrap.dedent(
+        """\
+        import torch
+        def route(kind, counts):
+            total = torch.zeros(4)
+            match kind:  # a comment
+                case "sum" | "add":
+                    total += counts.float().sum()
+                case [first, *rest] if rest:
+                    total = first
+                case {"k": value, **others}:
+                    pass
+                case Point(x=0, y=yy):
+                    def inner():
+                        return yy
+
+                case _:
+                    total = self.totals.get(kind)
+            return total
+        match 1:
+            case 1: pass
+        """
+    )
+    quick = quick_module(source)
+    assert quick is not None
+    assert differences(quick.module, cst.parse_module(source)) == []
+    route = quick.module.body[1]
+    assert ("self", "totals") in quick.attributes_named(route)
 
 
 def test_the_comparison_sees_a_difference():
