@@ -238,13 +238,18 @@ class _Builder:
     def _fragment(self, node: ast.expr) -> cst.BaseExpression:
         """libcst's own node for one expression, parsed from its source (inside
         parentheses, which may span lines)."""
+        self._note_attributes(node)
+        return cst.parse_expression(f"({self.text(node)})")
+
+    def _note_attributes(self, node: ast.AST) -> None:
+        """The `name.attribute` pairs in code libcst parses for the tree, for the defs
+        being built (their attributes_named)."""
         if self._named:
             self._named[-1].update(
                 (inner.value.id, inner.attr)
                 for inner in ast.walk(node)
                 if type(inner) is ast.Attribute and type(inner.value) is ast.Name
             )  # fmt: skip
-        return cst.parse_expression(f"({self.text(node)})")
 
     def _match(self, node: ast.stmt) -> cst.Match:
         """libcst's own node for a `match` statement (its patterns have no quick
@@ -262,12 +267,7 @@ class _Builder:
         parsed = cst.parse_module(text.decode("utf-8") + "\n")
         if len(parsed.body) != 1 or type(parsed.body[0]) is not cst.Match:
             raise Unconvertible("match")
-        if self._named:
-            self._named[-1].update(
-                (inner.value.id, inner.attr)
-                for inner in ast.walk(node)
-                if type(inner) is ast.Attribute and type(inner.value) is ast.Name
-            )  # fmt: skip
+        self._note_attributes(node)
         return parsed.body[0]
 
     # -- statements --------------------------------------------------------------

@@ -74,19 +74,6 @@ def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
-def names_in(node: cst.CSTNode) -> set[str]:
-    """Every name `node` holds (itself too), read or bound."""
-    found: set[str] = set()
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if type(current) is cst.Name:
-            found.add(current.value)
-        else:
-            pending.extend(code_children(current))
-    return found
-
-
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node below `node` (not `node` itself), depth first."""
     stack = list(iter_children(node))
