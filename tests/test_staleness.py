@@ -113,3 +113,24 @@ def test_the_callees_search_looks_up_each_question_once_while_names_resolve_alik
     anew = Names(None)
     assert _callees(reports, anew, {"helper.py", "other.py"}, template, examined) == []
     assert sorted(anew.looked_up) == ["helper.f", "other.g", "torch.x"]
+
+
+def test_a_file_modeled_for_its_summary_is_modeled_when_checked_again():
+    """A file the prefilter skips that the first round modeled because others import it
+    (Job.imported, set on the first round's own copy of the job) keeps its model when
+    it is checked again: read only for its imports, its summary would lose what it
+    defines (a cold run then ended on answers the next run did not give)."""
+    from precision_lint.project.analysis import _checked_again
+    from precision_lint.runner import Job
+
+    class Slices:
+        def slice_for(self, keys):
+            return {"answers": dict.fromkeys(keys), "evidence": []}
+
+    job = Job("helper.py", frozenset({"PH001"}))
+    modeled = FileReport("helper.py", summary={"module": "helper", "functions": {}}, dependencies={"f:x.y": "-"})
+    read_for_imports = FileReport("helper.py", summary={"module": "helper", "functions": {}, "modeled": False})
+    again = _checked_again(job, modeled, Slices())
+    assert again.imported and again.project == {"answers": {"f:x.y": None}, "evidence": []} and not again.concrete
+    assert not _checked_again(job, read_for_imports, Slices()).imported
+    assert not _checked_again(Job("helper.py", frozenset({"PH001"}), mode="callee"), modeled, Slices()).imported

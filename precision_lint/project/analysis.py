@@ -111,10 +111,7 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
         stale = staleness.stale(reports, index)
         if not stale:
             break
-        again = runner([
-            replace(jobs[i], project=index.slice_for(reports[i].dependencies), concrete=bool(reports[i].diagnostics))
-            for i in stale
-        ])  # fmt: skip
+        again = runner([_checked_again(jobs[i], reports[i], index) for i in stale])
         for i, report in zip(stale, again):
             if jobs[i].mode == "fix":  # the first round's fixes are written: keep them listed
                 report = replace(report, fixed=reports[i].fixed + report.fixed)
@@ -126,6 +123,19 @@ def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIn
             _remember(cache, jobs[i], report)
         index = index_now()
     return reports[:listed], index
+
+
+def _checked_again(job: Job, report: FileReport, index: ProjectIndex) -> Job:
+    """The job that checks a file again with the index's answers. A file the prefilter
+    skips that the first round modeled for its summary (other files import it:
+    Job.imported, which the first round's own copy of the job carried) is modeled
+    again: read only for its imports, its summary would lose what it defines, and the
+    questions about it, looked up once, would not make it a callee (_callees)."""
+    modeled = report.summary is not None and report.summary.get("modeled", True)
+    return replace(
+        job, project=index.slice_for(report.dependencies), concrete=bool(report.diagnostics),
+        imported=job.imported or (job.mode == "check" and modeled),
+    )  # fmt: skip
 
 
 def _callees(reports: list[FileReport], index: ProjectIndex, modeled: set[str], template: Job | None, examined: set[str]) -> list[Job]:
