@@ -53,19 +53,11 @@ class QuickTree:
         the parentheses of its own around it), or None where that cannot be read off
         the source: where the call may stand in two pairs of parentheses, which of them
         are its own is not read, nor are a statement's own (a class's bases, `with
-        (...)`, `except (...)`), nor code across a line that holds a quote. A call
-        across lines inside a block keeps the block's indentation on its later lines,
-        which libcst's leaves out; evidence, its one reader, joins the code's
-        whitespace."""
-        builder = self._builder
-        span = builder.calls.get(node)
-        if span is None:
-            return None
-        if node in builder.bare or not builder.may_be_parenthesized(span):
-            return builder.text_of(span)
-        if node in builder.in_syntax_parentheses:  # `class A(Base(...)):`: the class's
-            return None
-        return builder.parenthesized(span)
+        (f()):`), nor code across a line that holds a quote. A call across lines inside
+        a block keeps the block's indentation on its later lines, which libcst's leaves
+        out; evidence, its one reader, joins the code's whitespace."""
+        span = self._builder.calls.get(node)
+        return None if span is None else self._builder.code_of(node, span)
 
     def attributes_named(self, function: cst.FunctionDef) -> frozenset[tuple[str, str]] | None:
         """Each `name.attribute` in a def of this tree (its nested code too)."""
@@ -159,9 +151,13 @@ class _Builder:
         self.lines = source.encode("utf-8").split(b"\n")  # ast's offsets count UTF-8 bytes
         # where each call is, for its source (evidence); spans, so the standard tree can go
         self.calls: dict[cst.Call, tuple[int, int, int, int]] = {}
-        self.bare: set[cst.Call] = set()  # calls known to stand in no parentheses of their own
-        # calls directly in a statement's own parentheses (a class's bases, `with (...)`,
-        # `except (...)`), which libcst gives the statement
+        self.bare: set[cst.Call] = set()  # calls standing in no parentheses (`model.half()` alone)
+        # a call that is its caller's first argument: where the caller's function ends
+        # (0-based row, byte column), after which its own `(` is the nearest code
+        self.callers_function_end: dict[cst.Call, tuple[int, int]] = {}
+        # calls directly in a statement's own parentheses (a class's bases, `with (f()):`),
+        # which libcst gives the statement (`except (E()):`'s and `with (f()) as x:`'s it
+        # gives the call)
         self.in_syntax_parentheses: set[cst.Call] = set()
         # each def's `name.attribute` pairs, nested code included (for replay.py), and
         # those of the defs being built, innermost last
@@ -170,27 +166,38 @@ class _Builder:
 
     # -- the source --------------------------------------------------------------
 
-    def may_be_parenthesized(self, span: tuple[int, int, int, int]) -> bool:
-        """Whether the code at `span` may stand in parentheses of its own: a `(` is
-        the nearest code before it and a `)` the nearest after it (comments, blank
-        lines and line continuations between), or a line read for that holds a quote,
-        where a `#` may not start a comment."""
+    def code_of(self, node: cst.Call, span: tuple[int, int, int, int]) -> str | None:
+        """code_of_call for the call `node` at `span`. The nearest code before and after
+        it (comments, blank lines and line continuations between) tell whether it stands
+        in parentheses: where both are a parenthesis, the code is given with that pair
+        if it is the only one and no statement's own."""
+        if node in self.bare or self._opens_caller(node, span):
+            return self.text_of(span)
         before = self._code_before(span[0] - 1, span[1])
-        if before is None or before[2] != b"(":
-            return before is None
+        if before is not None and before[2] != b"(":
+            return self.text_of(span)
         after = self._code_after(span[2] - 1, span[3])
-        return after is None or after[2] == b")"
-
-    def parenthesized(self, span: tuple[int, int, int, int]) -> str | None:
-        """The code at `span` with the one pair of parentheses around it (libcst gives
-        a node's code with its own), or None where it may stand in more than one."""
-        before, after = self._code_before(span[0] - 1, span[1]), self._code_after(span[2] - 1, span[3])
-        if before is None or after is None or before[2] != b"(" or after[2] != b")":
-            return None
+        if before is not None and after is not None and after[2] != b")":
+            return self.text_of(span)
+        if before is None or after is None or node in self.in_syntax_parentheses:
+            return None  # a quote read past, nothing near, or `class A(Base(...)):`
         outer = self._code_before(before[0], before[1]), self._code_after(after[0], after[1] + 1)
         if outer[0] is None or outer[1] is None or (outer[0][2] == b"(" and outer[1][2] == b")"):
             return None  # `f((x()))`: which pair is the call's own is not read here
         return self.text_of((before[0] + 1, before[1], after[0] + 1, after[1] + 1))
+
+    def _opens_caller(self, node: cst.Call, span: tuple[int, int, int, int]) -> bool:
+        """Whether `node` is the first argument of a call whose own `(` is all the code
+        between them (`wrap(model.half())`, across lines too): read from the function's
+        end, past blanks, comments and line continuations, where no string can stand."""
+        function_end = self.callers_function_end.get(node)
+        if function_end is None:
+            return False
+        opening = self._code_after(*function_end)
+        if opening is None or opening[2] != b"(":
+            return False
+        first = self._code_after(opening[0], opening[1] + 1)
+        return first is not None and first[:2] == (span[0] - 1, span[1])
 
     # lines read past the code's own for the nearest code around it, at most
     _NEAREST_WITHIN = 20
@@ -259,7 +266,7 @@ class _Builder:
         libcst."""
         lines = self.lines[node.lineno - 1 : node.end_lineno]
         indent = lines[0][: node.col_offset]
-        if indent.strip() or any(b'"""' in line or b"'''" in line or line.rstrip().endswith(b"\\") for line in lines):
+        if any(b'"""' in line or b"'''" in line or line.rstrip().endswith(b"\\") for line in lines):
             raise Unconvertible("match")
         if any(line.strip() and not line.startswith(indent) for line in lines):
             raise Unconvertible("match indented less")
@@ -317,7 +324,7 @@ class _Builder:
     def _expression_statement(self, node: ast.Expr) -> cst.Expr:
         value = self.expr(node.value)
         if isinstance(node.value, ast.Call) and node.value.col_offset == node.col_offset:
-            self.bare.add(value)  # `model.half()` alone on its line
+            self.bare.add(value)  # `model.half()` alone on its line: the code before may hold a quote
         return N.Expr(value=value)
 
     def _if(self, node: ast.If) -> cst.If:
@@ -339,15 +346,17 @@ class _Builder:
 
     def _with(self, node: ast.With | ast.AsyncWith, asynchronous: cst.Asynchronous | None) -> cst.With:
         items = [
-            N.WithItem(item=self._in_syntax_parentheses(self.expr(item.context_expr)),
+            N.WithItem(item=self.expr(item.context_expr),
                  asname=None if item.optional_vars is None else N.AsName(name=self.expr(item.optional_vars)))
             for item in node.items
         ]  # fmt: skip
+        if len(items) == 1 and items[0].asname is None:  # `with (f()):`, whose parentheses libcst gives the statement
+            self._in_syntax_parentheses(items[0].item)
         return N.With(items=items, body=self._suite(node.body), asynchronous=asynchronous)
 
     def _try(self, node: ast.Try, kind: type, handler_kind: type) -> cst.BaseCompoundStatement:
         handlers = [
-            make(handler_kind, body=self._suite(h.body), type=None if h.type is None else self._in_syntax_parentheses(self.expr(h.type)),
+            make(handler_kind, body=self._suite(h.body), type=None if h.type is None else self.expr(h.type),
                  name=None if h.name is None else N.AsName(name=N.Name(value=h.name)))
             for h in node.handlers
         ]  # fmt: skip
@@ -483,34 +492,15 @@ class _Builder:
 
     def _call(self, node: ast.Call) -> cst.Call:
         args = [(a.lineno, a.col_offset, self._argument(a)) for a in node.args]
+        first = args[0][2].value if args and type(node.args[0]) is ast.Call else None
         args += [(k.lineno, k.col_offset, self._keyword(k)) for k in node.keywords]
         if node.keywords and node.args:
             args.sort(key=lambda entry: (entry[0], entry[1]))  # `f(x=1, *rest)` keeps its order
         made = N.Call(func=self.expr(node.func), args=[a for _, _, a in args])
         self.calls[made] = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
-        first = node.args[0] if node.args else None
-        if isinstance(first, ast.Call) and args[0][2].value is not None and self._only_parenthesis_between(node.func, first):
-            self.bare.add(args[0][2].value)  # `wrap(model.half())`: the only parenthesis is the call's
+        if first is not None:  # read by code_of, for the few calls whose code is read
+            self.callers_function_end[first] = (node.func.end_lineno - 1, node.func.end_col_offset)
         return made
-
-    def _only_parenthesis_between(self, func: ast.AST, argument: ast.AST) -> bool:
-        """Whether a call's own `(` is all the code between its function and its first
-        argument, across lines too (only a parenthesis, blanks, comments and line
-        continuations can stand there: no string, so a `#` starts a comment)."""
-        if func.end_lineno == argument.lineno:
-            return self._between(func, argument).strip() == "("
-        rows = range(func.end_lineno - 1, argument.lineno)
-        parts = [self.lines[row] for row in rows]
-        parts[-1] = parts[-1][: argument.col_offset]
-        parts[0] = parts[0][func.end_col_offset :]
-        code = b"".join(part.partition(b"#")[0] for part in parts)
-        return b"".join(code.replace(b"\\", b" ").split()) == b"("
-
-    def _between(self, before: ast.AST, after: ast.AST) -> str:
-        """The source from the end of `before` to the start of `after`."""
-        if before.end_lineno == after.lineno:
-            return self.lines[after.lineno - 1][before.end_col_offset : after.col_offset].decode("utf-8")
-        return "#"  # across lines: comments may stand between, which are not read
 
     def _argument(self, node: ast.expr) -> cst.Arg:
         if isinstance(node, ast.Starred):

@@ -370,6 +370,28 @@ def test_the_call_code_across_lines_is_libcsts():
         assert quick is None or _joined(quick) == _joined(real)
 
 
+def test_the_call_code_in_a_statements_parentheses_is_libcsts():
+    """libcst gives `except (E()):`'s and `with (f()) as x:`'s parentheses to the call,
+    and `with (f()):`'s to the statement, where the quick tree leaves it to libcst."""
+    source = textwrap.dedent(
+        """\
+        try:
+            pass
+        except (Failure()):
+            pass
+        with (opened(path)) as stream, (locked()):
+            pass
+        with (opened(path) as stream):
+            pass
+        with (opened(path)):
+            pass
+        """
+    )
+    codes = _call_codes(source)
+    assert [quick for quick, _ in codes] == ["(Failure())", "(opened(path))", "(locked())", "opened(path)", None]
+    assert all(quick is None or quick == real for quick, real in codes)
+
+
 def test_the_call_code_is_libcsts_wherever_it_is_read():
     """Every call in the fixtures whose code the quick tree reads is libcst's."""
     read = 0
