@@ -265,10 +265,8 @@ def _summarize(
     code_of: Callable[[cst.CSTNode], str],
 ) -> None:
     """`code_of`: a node's code as the concrete tree gives it (evidence names it)."""
-    own = [
-        Evidence(kind, _snippet(code_of(node)), f"{filename}:{line_of(source, code_of(node))}")
-        for kind, node in collect_evidence(model)
-    ]  # fmt: skip
+    codes = [(kind, code_of(node)) for kind, node in collect_evidence(model)]
+    own = [Evidence(kind, _snippet(code), f"{filename}:{line_of(source, code)}") for kind, code in codes]
     result.summary = summarize(model, filename, source, own)
     result.dependencies = context.asked
     result.facts = ProjectFacts(own + context.facts().evidence)
@@ -281,9 +279,10 @@ def _snippet(code: str) -> str:
 
 def line_of(source: str, code: str) -> int:
     """The line where a node's `code` starts, found in the text: cheap for the few
-    nodes that need a line without a position pass (evidence)."""
-    code = code.strip()
-    first = code.splitlines()[0] if code else ""
+    nodes that need a line without a position pass (evidence). A line of the code that
+    holds only its own opening parentheses is passed over: `(` is on many lines."""
+    lines = [line.strip() for line in code.splitlines()]
+    first = next((line for line in lines if line.strip("(")), "")
     for number, line in enumerate(source.splitlines(), start=1):
         if first and first in line:
             return number

@@ -8,6 +8,7 @@ import libcst as cst
 import pytest
 
 from conftest import run_cli
+from precision_lint.engine import check_module, line_of
 from precision_lint.conditions import CAST, DEFAULT, RUNTIME, needs, resolve
 from precision_lint.diagnostics import Diagnostic, Location, Severity
 from precision_lint.model.evidence import AUTOCAST, DEFAULT_DOUBLE, DEFAULT_HALF, HALF, collect_evidence
@@ -54,6 +55,23 @@ def test_evidence_of_how_the_model_runs(source, expected):
 )
 def test_no_evidence(source):
     assert kinds(source) == []
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_evidence_in_parentheses_of_its_own_is_on_the_line_of_its_call(quick):
+    source = (
+        "import torch\nopt = build(x)\nmodel = (\n"
+        "    AutoModel.from_pretrained(name, torch_dtype=torch.bfloat16)\n)\n"
+    )
+    facts = check_module(source, "a.py", frozenset({"PH001"}), try_quick=quick).facts
+    assert [(seen.kind, seen.where) for seen in facts.evidence] == [(HALF, "a.py:4")]
+
+
+def test_the_line_of_code_is_where_its_first_line_is_found():
+    source = "a = f(x)\nb = g(\n    y)\n"
+    assert line_of(source, "g(\n    y)") == 2
+    assert line_of(source, "(\n(\n    g(y))\n)") == 1  # not found: the first line
+    assert line_of(source, "(\n    y)") == 3
 
 
 def diagnostic(*conditions: str, severity=Severity.WARNING) -> Diagnostic:
