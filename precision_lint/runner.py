@@ -395,8 +395,10 @@ def _preload_checker() -> None:
 
 
 class _Pool:
-    """Worker processes that each take one job at a time, so a worker that dies is
-    known by the job it held; it is replaced and the run goes on."""
+    """Worker processes that each check one job at a time, with at most one more sent
+    behind it (_queue_next). A worker that dies is known by the job it was checking;
+    the one behind it goes back to the order, the worker is replaced and the run goes
+    on."""
 
     def __init__(self, memory: int) -> None:
         self.memory = memory
@@ -468,6 +470,8 @@ class _Pool:
         summary it waits for), and only a message the pipe holds unread: the worker
         reads it after sending its report."""
         if not speedups.enabled("queued") or len(worker.jobs) != 1 or len(order) < QUEUE_WHILE_LEFT * busy:
+            return
+        if worker.room_unread() == 0:  # nothing fits: no job is taken and pickled for nothing
             return
         number = _next_held(order, jobs, worker, self.workers) if by_trees else _next_ready(order, jobs, unfinished, strictly=True)
         if number is None:

@@ -134,7 +134,7 @@ def _checked_again(job: Job, report: FileReport, index: ProjectIndex) -> Job:
     modeled = report.summary is not None and report.summary.get("modeled", True)
     return replace(
         job, project=index.slice_for(report.dependencies), concrete=bool(report.diagnostics),
-        imported=job.imported or (job.mode == "check" and modeled),
+        imported=job.mode == "check" and modeled,
     )  # fmt: skip
 
 

@@ -206,7 +206,8 @@ class ProjectIndex(ProjectNames):
         self._answers: dict[str, Any] = {}
         self._fingerprints: dict[str, str] = {}
         # the questions whose answers (and fingerprints) it took over from `previous`,
-        # unchanged (None: it took over none); project/staleness.py reads it
+        # unchanged (None: names may not resolve as in `previous`, so it took over
+        # nothing); project/staleness.py and analysis._callees read it
         self.carried_fingerprints: frozenset[str] | None = None
         owners = resolves_alike(self, previous) if previous is not None and speedups.enabled("carry") else None
         if owners is not None:
