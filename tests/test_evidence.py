@@ -8,9 +8,9 @@ import libcst as cst
 import pytest
 
 from conftest import run_cli
-from precision_lint.engine import check_module, line_of
 from precision_lint.conditions import CAST, DEFAULT, RUNTIME, needs, resolve
 from precision_lint.diagnostics import Diagnostic, Location, Severity
+from precision_lint.engine import check_module, line_of
 from precision_lint.model.evidence import AUTOCAST, DEFAULT_DOUBLE, DEFAULT_HALF, HALF, collect_evidence
 from precision_lint.model.semantic import build_model
 from precision_lint.model.summaries import Evidence, ProjectFacts
