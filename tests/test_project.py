@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from precision_lint.model.dtypes import FLOAT32, RUNTIME_FLOAT
-from precision_lint.model.values import Kind, Value
+from precision_lint.model.dtypes import BFLOAT16, FLOAT32, RUNTIME_FLOAT
+from precision_lint.model.values import FLOAT_COUNT_ELSEWHERE, UNKNOWN, Kind, Value
 from precision_lint.project.index import NOTHING, ProjectIndex
 from precision_lint.project.portable import value_from_data, value_to_data
 
@@ -171,12 +171,19 @@ def test_two_scripts_of_one_name_resolve_to_neither():
         Value.tuple_of([Value(Kind.PY_FLOAT), Value.tensor(RUNTIME_FLOAT).with_source("the dtype of `h`")]),
         Value.dict_of([("tokens", Value.py_int(count=True))]),
         Value(Kind.INSTANCE, cls="pkg.Metric"),
+        Value(Kind.TENSOR, FLOAT32, zero_dim=False, mask=True, buffer=True, per_row=True, flat=True, via="`f()` (a.py:3)"),
+        Value(Kind.TENSOR, FLOAT32, count=True, float_count=FLOAT_COUNT_ELSEWHERE),
+        Value.tuple_of([UNKNOWN, Value(Kind.DTYPE, BFLOAT16)]),
     ],
 )
 def test_values_cross_modules_as_data(value):
     data = value_to_data(value)
     assert json.loads(json.dumps(data)) == data
     assert value_from_data(data) == value
+
+
+def test_a_flag_the_data_does_not_know_is_passed_over():
+    assert value_from_data({"k": "tensor", "f": ["count", "a_flag_from_elsewhere"]}) == Value(Kind.TENSOR, count=True)
 
 
 @pytest.mark.parametrize(
