@@ -132,15 +132,19 @@ def collector_paused():
     """No cyclic garbage collection while one file is parsed and modeled: the tree is
     alive until the file is done, and each collection walks all of it again (a third
     of the time at 100k lines, quadratic in the file's size). The tree is freed by
-    reference counting; what cycles are left are collected once, after the file."""
-    if not speedups.enabled("gc") or not gc.isenabled():
+    reference counting; what cycles are left are collected once, after the file.
+    The run's own process pauses it for the whole analysis too (project/analysis.py):
+    its reports and summaries live until the end."""
+    if not speedups.enabled("gc"):
         yield
         return
+    pausing = gc.isenabled()  # (a file checked in the run's process: paused already)
     gc.disable()
     try:
         yield
     finally:
-        gc.enable()
+        if pausing:
+            gc.enable()
         gc.collect(0)  # everything made since the pause is still in the youngest generation
 
 
@@ -598,6 +602,7 @@ def _worker_main(connection: Connection, memory: int, log: str) -> None:
         os.dup2(stream.fileno(), 2)
     _limit_memory(memory)
     sys.setrecursionlimit(RECURSION_LIMIT)
+    gc.enable()  # forked while the run's process had paused it (collector_paused)
     _preload_checker()
     if speedups.enabled("gc"):
         gc.freeze()  # what the worker imported is never garbage: no collection walks it

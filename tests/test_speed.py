@@ -24,7 +24,8 @@ from precision_lint.model.walk import walk
 from precision_lint.positions import NotLocal, SourcePositions, StatementPositions, forget_positions, positions_for
 from precision_lint.project.summary import _DefinitionLines
 from precision_lint.registry import all_rules
-from precision_lint.runner import Job, collector_paused, run_job
+from precision_lint.project.analysis import run_project
+from precision_lint.runner import Job, collector_paused, run_job, run_jobs
 from precision_lint.suppression import noqa_by_line
 
 PH001 = frozenset({"PH001"})
@@ -251,6 +252,48 @@ def test_collection_stays_off_where_it_was_off():
     try:
         with collector_paused():
             pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_project_analysis_pauses_collection_and_restores_it(tmp_path):
+    (tmp_path / "train.py").write_text(HAZARD)
+    collecting = []
+
+    def runner(jobs, **options):
+        collecting.append(gc.isenabled())
+        return run_jobs(jobs, **options)
+
+    codes = frozenset(rule.code for rule in all_rules())
+    (report,) = run_project([Job(str(tmp_path / "train.py"), codes)], runner=runner)
+    assert report.diagnostics
+    assert collecting and not any(collecting)
+    assert gc.isenabled()
+
+
+def test_a_worker_started_while_the_analysis_pauses_collection_collects_in_its_own_process(tmp_path, monkeypatch):
+    from precision_lint import runner
+
+    # a pool started within the analysis (a run that reads the cache) forks a paused process
+    monkeypatch.setattr(runner, "run_job", lambda job: runner.FileReport(f"{job.path}|{gc.isenabled()}", []))
+    (tmp_path / "a.py").write_text(HAZARD)
+    gc.disable()
+    try:
+        (report,) = run_jobs([Job(str(tmp_path / "a.py"), PH001)])
+    finally:
+        gc.enable()
+    assert report.path == f"{tmp_path / 'a.py'}|True"
+
+
+def test_a_file_checked_while_the_analysis_pauses_collection_is_collected_after():
+    gc.disable()
+    try:
+        with collector_paused():
+            cycle: list = []
+            cycle.append(cycle)
+            young = gc.get_count()[0]
+        assert gc.get_count()[0] < young  # the youngest generation was collected
         assert not gc.isenabled()
     finally:
         gc.enable()

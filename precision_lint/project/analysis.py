@@ -25,7 +25,7 @@ from typing import Callable
 
 from .. import speedups
 from ..conditions import resolve
-from ..runner import FileReport, Job, run_jobs
+from ..runner import FileReport, Job, collector_paused, run_jobs
 from ..source import read_source
 from .exports import exports_summary
 from .index import ProjectIndex
@@ -55,7 +55,10 @@ Runner = Callable[..., list[FileReport]]
 
 def run_project(jobs: list[Job], cache=None, runner: Runner = run_jobs) -> list[FileReport]:
     try:
-        reports, index = _settle([replace(job, project=None) for job in jobs], cache, runner)
+        # no collection walks the reports and summaries, alive until the end, again and
+        # again (Megatron-LM: 0.2 s of this process's time, where cycles left 751 objects)
+        with collector_paused():
+            reports, index = _settle([replace(job, project=None) for job in jobs], cache, runner)
     finally:
         if cache is not None:
             cache.save()  # what was checked before an interruption stays cached
@@ -75,7 +78,8 @@ def check_unsettled(jobs: list[Job], runner: Runner = run_jobs) -> tuple[list[Fi
     and the index is returned: `verify` settles each finding itself, keeps what it
     depended on (its conditions, the project's evidence) and builds each module's
     model again with the same slice of the index."""
-    return _settle([replace(job, project=None) for job in jobs], None, runner)
+    with collector_paused():
+        return _settle([replace(job, project=None) for job in jobs], None, runner)
 
 
 def _settle(jobs: list[Job], cache, runner) -> tuple[list[FileReport], ProjectIndex]:
