@@ -17,7 +17,7 @@ from ..model.summaries import Evidence, FunctionSummary, ProjectFacts, bind_argu
 from ..model.values import UNKNOWN, Value
 from .carry import carried_answers, carried_bindings, resolves_alike
 from .imports import ImportGraph
-from .modules import root_of, spellings_under, without_namespace
+from .modules import top_package_spellings, without_namespace
 from .portable import summary_from_data, value_from_data, value_to_data
 
 # how many re-exports a name may pass through (`pkg/__init__.py` -> `pkg/core.py` ...)
@@ -48,7 +48,7 @@ class ProjectNames:
         """A module's summary; a module name two files claim (two scripts called
         train.py) resolves to neither."""
         name = summary["module"]
-        self._spelled.update(spellings_under(name.partition(".")[0], root_of(name, summary["path"])))
+        self._spelled.update(top_package_spellings(name, summary["path"]))
         if name in self._ambiguous:
             return
         if name in self.modules and self.modules[name]["path"] != summary["path"]:
@@ -194,6 +194,7 @@ class ProjectIndex(ProjectNames):
         evidence = [Evidence(*item) for summary in everything for item in summary.get("evidence", ())]
         self.facts = ProjectFacts(sorted(evidence, key=lambda e: (e.kind, e.where)))
         self._evidence_paths = {_path_of(e) for e in self.facts.evidence}  # asked once each per file
+        self._evidence_data: list[list[str]] | None = None  # slice_for's
         self._everything = everything
         self._imports: ImportGraph | None = None  # built when evidence is settled, not each round
         self._params: dict[str, list[dict[str, Value]]] | None = None
@@ -295,7 +296,9 @@ class ProjectIndex(ProjectNames):
 
     def slice_for(self, keys: Iterable[str]) -> dict[str, Any]:
         """The answers a module asked for last time: what a worker needs to check it."""
-        return {"answers": {key: self.answer(key) for key in keys}, "evidence": [list(e.__dict__.values()) for e in self.facts.evidence]}
+        if self._evidence_data is None:  # the same for every slice: each file checked again takes it
+            self._evidence_data = [list(e.__dict__.values()) for e in self.facts.evidence]
+        return {"answers": {key: self.answer(key) for key in keys}, "evidence": self._evidence_data}
 
     def fingerprint(self, key: str) -> str:
         if key not in self._fingerprints:

@@ -98,6 +98,19 @@ def spellings_under(name: str, root: str) -> list[str]:
     return [f"{prefix}.{name}" for prefix in namespace_prefixes(root)]
 
 
+def top_package_spellings(module: str, path: str) -> tuple[str, ...]:
+    """The names a module's top package is imported by behind namespace packages
+    (`megatron.core` for core/utils.py), as spellings_under gives them."""
+    return _top_package_spellings(os.getcwd(), module, path)
+
+
+@lru_cache(maxsize=16384)
+def _top_package_spellings(cwd: str, module: str, path: str) -> tuple[str, ...]:
+    # each round's index adds every summary again (Megatron-LM: 9,500 times a run),
+    # and a worker each summary it learns; `cwd`: what a relative path means
+    return tuple(spellings_under(module.partition(".")[0], root_of(module, os.path.join(cwd, path))))
+
+
 def namespace_spellings(module: str, path: str) -> list[str]:
     """The other names a module is imported by: `megatron.core.utils` for `core.utils`
     in megatron/core/utils.py, where `megatron/` has no `__init__.py`."""
