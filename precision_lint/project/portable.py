@@ -34,8 +34,9 @@ def value_to_data(value: Value) -> dict[str, Any] | None:
     if value.items:
         data["i"] = [[key, value_to_data(v)] for key, v in value.items]
     for key, name in _NAMED_FIELDS:
-        if getattr(value, name) is not None:
-            data[key] = getattr(value, name)
+        field = getattr(value, name)
+        if field is not None:
+            data[key] = field
     return data
 
 
